@@ -1,0 +1,143 @@
+/**
+ * The immutable routing snapshot: everything the data path needs to route a
+ * request, compiled from all members' objects and the router config by the
+ * pure builder. A new snapshot replaces the old one by reference.
+ */
+import type { RoutingMode, TlsConfig } from '../config/schema.js';
+import type { FailureMode, HTTPRouteMatch } from '../model/types.js';
+
+export interface NamespacedName {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** Where the router dials a pool's Endpoint Picker. */
+export interface EppTarget {
+  /** host:port to dial; IPv6 hosts in brackets. */
+  readonly address: string;
+  readonly host: string;
+  readonly port: number;
+  readonly cluster: string;
+  /** The endpointPickerRef Service. */
+  readonly service: NamespacedName;
+  /** Which Service field the host came from. */
+  readonly source: 'override' | 'loadBalancer' | 'externalIP' | 'clusterIP';
+  readonly tls: TlsConfig;
+}
+
+/** A remote pool's parent Gateway, for Parent mode. */
+export interface ParentTarget {
+  /** ip:port handed to Envoy in x-gateway-destination-endpoint (IPv6 in brackets). */
+  readonly address: string;
+  readonly cluster: string;
+  readonly gateway: NamespacedName;
+  readonly source: 'override' | 'status';
+}
+
+interface CandidateBase {
+  /** "cluster/namespace/pool": stable, used for metrics, signals and logs. */
+  readonly id: string;
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly pool: string;
+  /** True when the pool lives in this router's own cluster. */
+  readonly local: boolean;
+  readonly failureMode: FailureMode;
+  readonly targetPorts: readonly number[];
+}
+
+/**
+ * One pool that can serve a backendRef. `via` says how the data path reaches it:
+ * 'epp' relays the ext_proc stream to the pool's EPP (Endpoint mode, and local
+ * pools in Parent mode); 'parent' answers Envoy with the remote parent's address.
+ */
+export type Candidate =
+  | (CandidateBase & { readonly via: 'epp'; readonly epp: EppTarget; readonly parent?: ParentTarget })
+  | (CandidateBase & { readonly via: 'parent'; readonly parent: ParentTarget; readonly epp?: EppTarget });
+
+/** Something the builder left out, with a reason the operator can act on. */
+export interface Exclusion {
+  /** What was left out, e.g. "cluster-b/example/llm-pool" or "InferencePool example/missing". */
+  readonly subject: string;
+  /** CamelCase reason, e.g. "PoolNotFound", "ServiceNotFound", "UnknownCluster". */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** One backendRef of a rule, expanded into the candidate pools that can serve it. */
+export interface BackendGroup {
+  readonly ref: {
+    readonly group: string;
+    readonly kind: string;
+    readonly namespace: string;
+    readonly name: string;
+  };
+  /** The backendRef's weight (Gateway API: default 1, 0 = no traffic). */
+  readonly weight: number;
+  /** Empty when the backendRef could not be resolved at all (requests picked for it get 500, per Gateway API). */
+  readonly candidates: readonly Candidate[];
+  readonly excluded: readonly Exclusion[];
+}
+
+export interface RouteRule {
+  readonly route: NamespacedName;
+  readonly index: number;
+  readonly name?: string;
+  readonly backends: readonly BackendGroup[];
+  /** Sum of all backend weights (invalid backends included: their share gets 500). */
+  readonly totalWeight: number;
+}
+
+export interface RouteSummary {
+  readonly route: NamespacedName;
+  readonly hostnames: readonly string[];
+  /** Attached to which served Gateways (namespace/name). */
+  readonly parents: readonly string[];
+  readonly creationTimestamp?: string;
+  readonly rules: readonly (RouteRule & { readonly matches: readonly HTTPRouteMatch[] })[];
+}
+
+export interface Diagnostic {
+  readonly severity: 'error' | 'warning' | 'info';
+  /** e.g. "cluster-a: HTTPRoute example/llm-route". */
+  readonly subject: string;
+  /** Field path inside the object, when the problem is a field. */
+  readonly path?: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** The request attributes route matching looks at. */
+export interface RequestAttributes {
+  /** :authority (a port, if any, is ignored for hostname matching). */
+  readonly authority: string;
+  /** :path including any query string. */
+  readonly path: string;
+  readonly method: string;
+  /** Lower-case header name -> value (first value if repeated). */
+  readonly header: (name: string) => string | undefined;
+}
+
+export type MatchResult =
+  | { readonly type: 'matched'; readonly rule: RouteRule }
+  | { readonly type: 'no-route' };
+
+/** Opaque compiled matcher; only src/snapshot reads it. */
+export interface MatchTable {
+  readonly kind: 'match-table';
+}
+
+export interface RoutingSnapshot {
+  /** Increases by one per build in a process. */
+  readonly version: number;
+  readonly builtAt: string;
+  readonly localCluster: string;
+  readonly mode: RoutingMode;
+  readonly routes: readonly RouteSummary[];
+  /** Every distinct candidate in the snapshot, by id (what signals probe). */
+  readonly candidates: ReadonlyMap<string, Candidate>;
+  readonly diagnostics: readonly Diagnostic[];
+  /** Per-cluster source state: revision and staleness, for /debug and metrics. */
+  readonly clusters: readonly { readonly name: string; readonly revision: string; readonly stale: boolean; readonly objects: number }[];
+  readonly table: MatchTable;
+}
