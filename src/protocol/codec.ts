@@ -1,0 +1,276 @@
+/**
+ * The ext_proc codec: our protos loaded once with protobufjs, typed
+ * encode/decode for ProcessingRequest/ProcessingResponse, cheap "peek"
+ * functions that read only tags and a few small fields, and header helpers.
+ *
+ * The data path relays most messages as raw bytes; it peeks at each one and
+ * decodes only request_headers and the few EPP responses it must inspect.
+ */
+import protobuf from 'protobufjs';
+import { isAbsolute, join } from 'node:path';
+import { PROCESSING_REQUEST_TYPE, PROCESSING_RESPONSE_TYPE } from './constants.js';
+import { EXT_PROC_PROTO, protosDir } from './proto-files.js';
+import type {
+  HeaderMap,
+  HeaderValue,
+  Init,
+  ProcessingRequest,
+  ProcessingResponse,
+  RequestPhase,
+  ResponsePhase,
+} from './messages.js';
+
+export type * from './messages.js';
+
+const EMPTY_BYTES = Buffer.alloc(0);
+
+/** Loads our protos into a fresh protobufjs Root (field names kept as written). */
+export function loadExtProcRoot(dir: string = protosDir()): protobuf.Root {
+  const root = new protobuf.Root();
+  // Imports resolve against protos/; google/protobuf/* come bundled with protobufjs.
+  root.resolvePath = (_origin, target) => (isAbsolute(target) ? target : join(dir, target));
+  root.loadSync([EXT_PROC_PROTO], { keepCase: true });
+  root.resolveAll();
+  giveBytesFieldsBufferDefaults(root);
+  return root;
+}
+
+/**
+ * protobufjs leaves an empty array as the default of an absent bytes field;
+ * make it an empty Buffer so decoded bytes fields are always Buffers.
+ * Prototype defaults are never encoded (encode checks own properties).
+ */
+function giveBytesFieldsBufferDefaults(ns: protobuf.NamespaceBase): void {
+  for (const nested of ns.nestedArray) {
+    if (nested instanceof protobuf.Type) {
+      for (const field of nested.fieldsArray) {
+        if (field.type === 'bytes' && !field.repeated && !field.map) {
+          (nested.ctor.prototype as Record<string, unknown>)[field.name] = EMPTY_BYTES;
+        }
+      }
+    }
+    if (nested instanceof protobuf.Namespace) giveBytesFieldsBufferDefaults(nested);
+  }
+}
+
+/** Our loaded protos (for code that needs another message type, e.g. tests and the health service). */
+export const extProcRoot: protobuf.Root = loadExtProcRoot();
+const RequestType = extProcRoot.lookupType(PROCESSING_REQUEST_TYPE);
+const ResponseType = extProcRoot.lookupType(PROCESSING_RESPONSE_TYPE);
+
+/** Looks up a message type in our protos by its fully qualified name. */
+export function messageType(fullName: string): protobuf.Type {
+  return extProcRoot.lookupType(fullName);
+}
+
+function toBuffer(u8: Uint8Array): Buffer {
+  return Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+}
+
+/** Decodes a ProcessingRequest. Bytes fields are views into `buf` (no copy). Throws on malformed input. */
+export function decodeRequest(buf: Uint8Array): ProcessingRequest {
+  return RequestType.decode(buf) as unknown as ProcessingRequest;
+}
+
+/** Encodes a ProcessingRequest (enums as numbers, bytes as Uint8Array). */
+export function encodeRequest(msg: Init<ProcessingRequest>): Buffer {
+  return toBuffer(RequestType.encode(msg as protobuf.Message).finish());
+}
+
+/** Decodes a ProcessingResponse. Throws on malformed input. */
+export function decodeResponse(buf: Uint8Array): ProcessingResponse {
+  return ResponseType.decode(buf) as unknown as ProcessingResponse;
+}
+
+/** Encodes a ProcessingResponse (enums as numbers, bytes as Uint8Array). */
+export function encodeResponse(msg: Init<ProcessingResponse>): Buffer {
+  return toBuffer(ResponseType.encode(msg as protobuf.Message).finish());
+}
+
+// ---------------------------------------------------------------------------
+// Peeking: find the oneof case by scanning top-level tags, skipping payloads.
+
+export type RequestCase = RequestPhase | 'none';
+/** streamed_immediate_response (11) is not in our protos but is recognised here. */
+export type ResponseCase = ResponsePhase | 'streamed_immediate_response' | 'none';
+
+const REQUEST_CASES: readonly RequestCase[] = [
+  'none', 'none', 'request_headers', 'response_headers', 'request_body',
+  'response_body', 'request_trailers', 'response_trailers',
+];
+const RESPONSE_CASES: readonly ResponseCase[] = [
+  'none', 'request_headers', 'response_headers', 'request_body', 'response_body',
+  'request_trailers', 'response_trailers', 'immediate_response',
+  'none', 'none', 'none', 'streamed_immediate_response',
+];
+
+const LEN = 2;
+const VARINT = 0;
+
+export interface RequestPeek {
+  case: RequestCase;
+  /**
+   * HttpHeaders.end_of_stream (3) or HttpBody.end_of_stream (2) of the set
+   * member; always true for trailers (they end their direction); false for none.
+   */
+  endOfStream: boolean;
+}
+
+export interface ResponsePeek {
+  case: ResponseCase;
+  /** A body response whose body_mutation is a streamed_response. */
+  streamed: boolean;
+  /** That streamed_response's end_of_stream. */
+  endOfStream: boolean;
+}
+
+/** Reads the last occurrence of bool field `no` in the message at [r.pos, end); leaves r.pos at `end`. */
+function readBool(r: protobuf.Reader, end: number, no: number): boolean | undefined {
+  let found: boolean | undefined;
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag >>> 3 === no && (tag & 7) === VARINT) found = r.bool();
+    else r.skipType(tag & 7);
+  }
+  checkEnd(r, end);
+  return found;
+}
+
+/**
+ * Calls `atLeaf(leafEnd)` (with r.pos at the leaf's payload) for every
+ * occurrence of the nested length-delimited field `path` in [r.pos, end).
+ * `atLeaf` must leave r.pos at `leafEnd`. Leaves r.pos at `end`.
+ */
+function descend(r: protobuf.Reader, end: number, path: readonly number[], atLeaf: (leafEnd: number) => void): void {
+  while (r.pos < end) {
+    const tag = r.uint32();
+    const wireType = tag & 7;
+    if (tag >>> 3 === path[0] && wireType === LEN) {
+      const innerEnd = innerLimit(r);
+      if (path.length === 1) atLeaf(innerEnd);
+      else descend(r, innerEnd, path.slice(1), atLeaf);
+    } else {
+      r.skipType(wireType);
+    }
+  }
+  checkEnd(r, end);
+}
+
+function checkEnd(r: protobuf.Reader, end: number): void {
+  if (r.pos !== end) throw new RangeError('ext_proc: malformed message (field overruns its parent)');
+}
+
+function innerLimit(r: protobuf.Reader): number {
+  const len = r.uint32();
+  const end = r.pos + len;
+  if (end > r.len) throw new RangeError('ext_proc: malformed message (length beyond end)');
+  return end;
+}
+
+/** Which member of ProcessingRequest.request is set, and whether it ends its direction. */
+export function peekRequest(buf: Uint8Array): RequestPeek {
+  const r = protobuf.Reader.create(buf);
+  let result: RequestPeek = { case: 'none', endOfStream: false };
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    const no = tag >>> 3;
+    const wireType = tag & 7;
+    const c = REQUEST_CASES[no];
+    if (c !== undefined && c !== 'none' && wireType === LEN) {
+      const end = innerLimit(r);
+      // A repeated occurrence of the same member merges into it; another member replaces it.
+      const previous = result.case === c ? result.endOfStream : false;
+      let eos: boolean | undefined;
+      if (no <= 3) eos = readBool(r, end, 3); // HttpHeaders.end_of_stream
+      else if (no <= 5) eos = readBool(r, end, 2); // HttpBody.end_of_stream
+      else {
+        r.pos = end;
+        eos = true;
+      }
+      result = { case: c, endOfStream: eos ?? previous };
+    } else {
+      r.skipType(wireType);
+    }
+  }
+  return result;
+}
+
+export function peekRequestCase(buf: Uint8Array): RequestCase {
+  return peekRequest(buf).case;
+}
+
+/** Which member of ProcessingResponse.response is set; for body responses, the streamed_response flags. */
+export function peekResponse(buf: Uint8Array): ResponsePeek {
+  const r = protobuf.Reader.create(buf);
+  let result: ResponsePeek = { case: 'none', streamed: false, endOfStream: false };
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    const no = tag >>> 3;
+    const wireType = tag & 7;
+    const c = RESPONSE_CASES[no];
+    if (c !== undefined && c !== 'none' && wireType === LEN) {
+      const end = innerLimit(r);
+      const same = result.case === c;
+      if (c === 'request_body' || c === 'response_body') {
+        // BodyResponse.response(1) -> CommonResponse.body_mutation(3) -> BodyMutation.streamed_response(3)
+        let streamed = same && result.streamed;
+        let eos = same && result.endOfStream;
+        descend(r, end, [1, 3, 3], (leafEnd) => {
+          streamed = true;
+          eos = readBool(r, leafEnd, 2) ?? eos;
+        });
+        result = { case: c, streamed, endOfStream: eos };
+      } else {
+        r.pos = end;
+        result = { case: c, streamed: false, endOfStream: false };
+      }
+    } else {
+      r.skipType(wireType);
+    }
+  }
+  return result;
+}
+
+export function peekResponseCase(buf: Uint8Array): ResponseCase {
+  return peekResponse(buf).case;
+}
+
+// ---------------------------------------------------------------------------
+// Headers
+
+type Headers = HeaderMap | readonly HeaderValue[] | null | undefined;
+
+function entries(headers: Headers): readonly HeaderValue[] {
+  if (!headers) return [];
+  return Array.isArray(headers) ? headers : (headers as HeaderMap).headers;
+}
+
+/** A header's value: raw_value as UTF-8 when non-empty (what Envoy sends), else `value`. */
+export function headerText(h: HeaderValue): string {
+  const raw = h.raw_value;
+  return raw && raw.length > 0 ? toBuffer(raw).toString('utf8') : h.value;
+}
+
+/** The first value of header `name` (case-insensitive), or undefined. */
+export function headerValue(headers: Headers, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const h of entries(headers)) {
+    if (h.key.toLowerCase() === wanted) return headerText(h);
+  }
+  return undefined;
+}
+
+/**
+ * All headers keyed by lower-cased name, for route matching. Repeated headers
+ * are joined with "," as Envoy's header matchers see them.
+ */
+export function headerLookup(headers: Headers): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const h of entries(headers)) {
+    const key = h.key.toLowerCase();
+    const value = headerText(h);
+    const prev = out.get(key);
+    out.set(key, prev === undefined ? value : `${prev},${value}`);
+  }
+  return out;
+}

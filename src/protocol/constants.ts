@@ -1,0 +1,47 @@
+/**
+ * Every wire-level key the router uses, in one place
+ * (see ../shared/protocol-notes.md sections 1 and 2).
+ */
+
+/** Header (and envoy.lb metadata key) naming the endpoint Envoy's ORIGINAL_DST cluster routes to. */
+export const DESTINATION_ENDPOINT_HEADER = 'x-gateway-destination-endpoint';
+/** Metadata key (namespace envoy.lb) the gateway uses to tell an EPP which endpoint served a response. */
+export const DESTINATION_ENDPOINT_SERVED_KEY = 'x-gateway-destination-endpoint-served';
+/** Metadata key (namespace envoy.lb.subset_hint) holding the ip:port list an EPP must pick from. */
+export const DESTINATION_ENDPOINT_SUBSET_KEY = 'x-gateway-destination-endpoint-subset';
+
+/** Dynamic-metadata namespace of the destination endpoint and the served endpoint. */
+export const LB_METADATA_NAMESPACE = 'envoy.lb';
+/** Metadata-context namespace of the subset hint. */
+export const SUBSET_HINT_NAMESPACE = 'envoy.lb.subset_hint';
+
+/** Fully qualified gRPC service names. */
+export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
+export const HEALTH_SERVICE = 'grpc.health.v1.Health';
+/** Method path of the ext_proc bidirectional stream. */
+export const EXT_PROC_PROCESS_PATH = '/envoy.service.ext_proc.v3.ExternalProcessor/Process';
+export const HEALTH_CHECK_PATH = '/grpc.health.v1.Health/Check';
+export const HEALTH_WATCH_PATH = '/grpc.health.v1.Health/Watch';
+
+/** envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode. */
+export const BodySendMode = {
+  NONE: 0,
+  STREAMED: 1,
+  BUFFERED: 2,
+  BUFFERED_PARTIAL: 3,
+  FULL_DUPLEX_STREAMED: 4,
+  GRPC: 5,
+} as const;
+export type BodySendMode = (typeof BodySendMode)[keyof typeof BodySendMode];
+
+/** envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.HeaderSendMode. */
+export const HeaderSendMode = { DEFAULT: 0, SEND: 1, SKIP: 2 } as const;
+export type HeaderSendMode = (typeof HeaderSendMode)[keyof typeof HeaderSendMode];
+
+/** envoy.service.ext_proc.v3.CommonResponse.ResponseStatus. */
+export const ResponseStatus = { CONTINUE: 0, CONTINUE_AND_REPLACE: 1 } as const;
+export type ResponseStatus = (typeof ResponseStatus)[keyof typeof ResponseStatus];
+
+/** Fully qualified protobuf message names the codec looks up. */
+export const PROCESSING_REQUEST_TYPE = 'envoy.service.ext_proc.v3.ProcessingRequest';
+export const PROCESSING_RESPONSE_TYPE = 'envoy.service.ext_proc.v3.ProcessingResponse';

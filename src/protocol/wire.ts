@@ -1,0 +1,122 @@
+/**
+ * Minimal protobuf wire-format surgery on encoded messages. Fields that are
+ * not touched are copied byte for byte, so fields our protos do not declare
+ * (newer Envoy or EPP fields) survive a rewrite, which a protobufjs
+ * decode + encode would drop.
+ */
+import protobuf from 'protobufjs';
+
+export const WIRE_VARINT = 0;
+export const WIRE_LEN = 2;
+
+/** One top-level field occurrence of an encoded message. */
+export interface WireField {
+  readonly no: number;
+  readonly wireType: number;
+  /** Offset of the tag. */
+  readonly start: number;
+  /** Offset just past the field. */
+  readonly end: number;
+  /** Offset of the value (for LEN fields: past the length prefix). */
+  readonly valueStart: number;
+}
+
+/** Lists the top-level fields of an encoded message, in order. Throws on malformed input. */
+export function scanFields(buf: Uint8Array): WireField[] {
+  const r = protobuf.Reader.create(buf);
+  const out: WireField[] = [];
+  while (r.pos < r.len) {
+    const start = r.pos;
+    const tag = r.uint32();
+    const no = tag >>> 3;
+    const wireType = tag & 7;
+    if (no === 0) throw new RangeError('protobuf: field number 0');
+    let valueStart = r.pos;
+    if (wireType === WIRE_LEN) {
+      const len = r.uint32();
+      valueStart = r.pos;
+      if (valueStart + len > r.len) throw new RangeError('protobuf: length beyond end');
+      r.pos = valueStart + len;
+    } else {
+      r.skipType(wireType);
+    }
+    out.push({ no, wireType, start, end: r.pos, valueStart });
+  }
+  return out;
+}
+
+function asBuffer(u8: Uint8Array): Buffer {
+  return Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+}
+
+/** The value bytes of a LEN field (a view, no copy). */
+export function payloadOf(buf: Uint8Array, f: WireField): Buffer {
+  return asBuffer(buf).subarray(f.valueStart, f.end);
+}
+
+/** Encodes a LEN field: tag, length, payload. */
+export function lenField(no: number, payload: Uint8Array): Buffer {
+  return asBuffer(protobuf.Writer.create().uint32(((no << 3) | WIRE_LEN) >>> 0).bytes(payload).finish());
+}
+
+/**
+ * Rewrites every LEN occurrence of field `no`: `fn` gets its payload and
+ * returns a new payload, or undefined to keep it. Returns `buf` itself
+ * (same reference) when nothing changed.
+ */
+export function rewriteLenField(
+  buf: Buffer,
+  no: number,
+  fn: (payload: Buffer) => Uint8Array | undefined,
+): Buffer {
+  const parts: Uint8Array[] = [];
+  let changed = false;
+  for (const f of scanFields(buf)) {
+    const replacement = f.no === no && f.wireType === WIRE_LEN ? fn(payloadOf(buf, f)) : undefined;
+    if (replacement === undefined) {
+      parts.push(buf.subarray(f.start, f.end));
+    } else {
+      parts.push(lenField(no, replacement));
+      changed = true;
+    }
+  }
+  return changed ? Buffer.concat(parts) : buf;
+}
+
+/**
+ * Follows nested LEN fields along `path` and rewrites the innermost payloads
+ * with `fn`, re-encoding every enclosing length. Returns `buf` itself when
+ * nothing changed.
+ */
+export function rewritePath(
+  buf: Buffer,
+  path: readonly number[],
+  fn: (payload: Buffer) => Uint8Array | undefined,
+): Buffer {
+  const [head, ...rest] = path;
+  if (head === undefined) return buf;
+  if (rest.length === 0) return rewriteLenField(buf, head, fn);
+  return rewriteLenField(buf, head, (inner) => {
+    const out = rewritePath(inner, rest, fn);
+    return out === inner ? undefined : out;
+  });
+}
+
+/** Calls `fn` with the payload of every occurrence of the nested LEN field `path`, in order. */
+export function visitPath(buf: Uint8Array, path: readonly number[], fn: (payload: Buffer) => void): void {
+  const [head, ...rest] = path;
+  if (head === undefined) return;
+  for (const f of scanFields(buf)) {
+    if (f.no !== head || f.wireType !== WIRE_LEN) continue;
+    const payload = payloadOf(buf, f);
+    if (rest.length === 0) fn(payload);
+    else visitPath(payload, rest, fn);
+  }
+}
+
+/** Removes every occurrence of field `no`. Returns `buf` itself when there was none. */
+export function dropField(buf: Buffer, no: number): Buffer {
+  const fields = scanFields(buf);
+  if (!fields.some((f) => f.no === no)) return buf;
+  return Buffer.concat(fields.filter((f) => f.no !== no).map((f) => buf.subarray(f.start, f.end)));
+}
