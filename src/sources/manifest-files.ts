@@ -1,0 +1,236 @@
+/**
+ * Reading one cluster's manifests: list files under the configured paths,
+ * parse multi-document YAML/JSON, flatten List kinds, decode every object and
+ * check for duplicates. The result is either a whole new ClusterState or a
+ * SourceError; never a partial state.
+ */
+import { createHash } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, extname, join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { decodeObject } from '../model/decode.js';
+import type { FieldError, KubeObject } from '../model/types.js';
+import { describeObject, objectKey } from '../model/types.js';
+import type { ClusterState, SourceError } from './types.js';
+
+export const MANIFEST_EXTENSIONS: readonly string[] = ['.yaml', '.yml', '.json'];
+
+export interface ManifestListing {
+  /** Manifest files, in a stable order. */
+  readonly files: readonly string[];
+  /** Directories whose changes matter: every walked directory, and the parent of each configured file. */
+  readonly dirs: readonly string[];
+}
+
+export class ManifestReadError extends Error {
+  override readonly name = 'ManifestReadError';
+  constructor(
+    message: string,
+    readonly path: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+function errnoCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+function describeErrno(path: string, e: unknown): string {
+  const code = errnoCode(e);
+  if (code === 'ENOENT') return `${path}: no such file or directory`;
+  if (code === 'EACCES') return `${path}: permission denied`;
+  return `${path}: ${(e as Error).message}`;
+}
+
+/**
+ * Lists manifest files. Directories are walked recursively; entries whose name
+ * starts with "." are skipped (this skips a ConfigMap mount's "..data" and
+ * "..<timestamp>" directories while the visible symlinks into them are read).
+ * Dangling symlinks inside directories are skipped. A configured path that does
+ * not exist throws ManifestReadError.
+ */
+export async function listManifestFiles(paths: readonly string[]): Promise<ManifestListing> {
+  const files = new Set<string>();
+  const dirs = new Set<string>();
+  const visited = new Set<string>();
+
+  const walk = async (dir: string): Promise<void> => {
+    const real = await realpath(dir);
+    if (visited.has(real)) return; // symlink loop or the same directory twice
+    visited.add(real);
+    dirs.add(dir);
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      throw new ManifestReadError(describeErrno(dir, e), dir, errnoCode(e));
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      const full = join(dir, entry.name);
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        const st = await stat(full).catch(() => undefined);
+        if (!st) continue; // dangling
+        isDir = st.isDirectory();
+        isFile = st.isFile();
+      }
+      if (isDir) await walk(full);
+      else if (isFile && MANIFEST_EXTENSIONS.includes(extname(entry.name).toLowerCase())) files.add(full);
+    }
+  };
+
+  for (const p of paths) {
+    const root = resolve(p);
+    let st;
+    try {
+      st = await stat(root);
+    } catch (e) {
+      throw new ManifestReadError(describeErrno(root, e), root, errnoCode(e));
+    }
+    if (st.isDirectory()) {
+      await walk(root);
+    } else {
+      files.add(root);
+      dirs.add(dirname(root));
+    }
+  }
+  return { files: [...files], dirs: [...dirs] };
+}
+
+export interface ManifestDocument {
+  /** "file#docIndex" (0-based), or "file#docIndex.items[i]" for List items. */
+  readonly origin: string;
+  readonly raw: unknown;
+}
+
+function isListKind(v: unknown): v is { kind: string; items: unknown[] } {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const r = v as Record<string, unknown>;
+  return typeof r.kind === 'string' && r.kind.endsWith('List') && Array.isArray(r.items);
+}
+
+/** The yaml library's message without its " at line L, column C:" suffix and source excerpt. */
+function yamlMessage(message: string): string {
+  return (message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+}
+
+/** Splits a multi-document YAML (or JSON) text into documents; syntax errors come back as FieldErrors. */
+export function parseManifestText(text: string, file: string): { docs: ManifestDocument[]; errors: FieldError[] } {
+  const docs: ManifestDocument[] = [];
+  const errors: FieldError[] = [];
+  parseAllDocuments(text, { prettyErrors: true }).forEach((doc, i) => {
+    const origin = `${file}#${i}`;
+    const first = doc.errors[0];
+    if (first) {
+      // Later errors in the same document are usually consequences of the first.
+      const pos = first.linePos?.[0];
+      const where = pos ? `line ${pos.line}, column ${pos.col}` : 'unknown position';
+      errors.push({ object: file, path: '', message: `YAML syntax error at ${where}: ${yamlMessage(first.message)}`, origin });
+      return;
+    }
+    let js: unknown;
+    try {
+      js = doc.toJS();
+    } catch (e) {
+      errors.push({ object: file, path: '', message: `cannot read document: ${(e as Error).message}`, origin });
+      return;
+    }
+    if (js === null || js === undefined) return; // empty document
+    if (isListKind(js)) js.items.forEach((raw, j) => docs.push({ origin: `${origin}.items[${j}]`, raw }));
+    else docs.push({ origin, raw: js });
+  });
+  return { docs, errors };
+}
+
+export function formatFieldError(e: FieldError): string {
+  return [e.origin, e.object, e.path, e.message].filter((s) => s !== undefined && s !== '').join(': ');
+}
+
+/** A SourceError whose message is the summary followed by one line per FieldError (the cluster is a separate field). */
+function sourceError(cluster: string, reason: SourceError['reason'], summary: string, errors: FieldError[]): SourceError {
+  const lines = errors.map((e) => `  ${formatFieldError(e)}`);
+  return { cluster, reason, message: [summary, ...lines].join('\n'), errors };
+}
+
+export type ClusterRead =
+  | { readonly type: 'ok'; readonly state: ClusterState; readonly listing: ManifestListing }
+  | { readonly type: 'error'; readonly error: SourceError; readonly listing?: ManifestListing; readonly revision?: string }
+  /** A listed file vanished while being read (e.g. a non-atomic save): read again shortly. */
+  | { readonly type: 'vanished'; readonly listing: ManifestListing };
+
+/** Reads, parses and validates every manifest of one cluster. Never throws. */
+export async function readClusterManifests(cluster: string, paths: readonly string[]): Promise<ClusterRead> {
+  let listing: ManifestListing;
+  try {
+    listing = await listManifestFiles(paths);
+  } catch (e) {
+    const msg = e instanceof ManifestReadError ? e.message : String(e);
+    return { type: 'error', error: sourceError(cluster, 'read', `cannot read manifests: ${msg}`, []) };
+  }
+
+  const texts: string[] = [];
+  const hash = createHash('sha256');
+  for (const file of listing.files) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') return { type: 'vanished', listing };
+      return { type: 'error', error: sourceError(cluster, 'read', `cannot read manifests: ${describeErrno(file, e)}`, []), listing };
+    }
+    texts.push(text);
+    hash.update(file).update('\0').update(text).update('\0');
+  }
+  const revision = hash.digest('hex');
+
+  const docs: ManifestDocument[] = [];
+  const parseErrors: FieldError[] = [];
+  listing.files.forEach((file, i) => {
+    const parsed = parseManifestText(texts[i] ?? '', file);
+    docs.push(...parsed.docs);
+    parseErrors.push(...parsed.errors);
+  });
+  if (parseErrors.length > 0) {
+    const files = [...new Set(parseErrors.map((e) => e.object))].join(', ');
+    return { type: 'error', error: sourceError(cluster, 'parse', `YAML syntax error in ${files}; change rejected`, parseErrors), listing, revision };
+  }
+
+  const objects: KubeObject[] = [];
+  const errors: FieldError[] = [];
+  const seen = new Map<string, string>();
+  for (const doc of docs) {
+    const result = decodeObject(doc.raw, doc.origin);
+    if (result.type === 'invalid') errors.push(...result.errors);
+    if (result.type !== 'ok') continue;
+    const { kind, metadata } = result.object;
+    const key = objectKey(kind, metadata.namespace, metadata.name);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      errors.push({
+        object: describeObject(kind, metadata.namespace, metadata.name),
+        path: 'metadata.name',
+        message: `duplicate object: also defined at ${first}`,
+        origin: doc.origin,
+      });
+      continue;
+    }
+    seen.set(key, doc.origin);
+    objects.push(result.object);
+  }
+  if (errors.length > 0) {
+    const n = errors.length;
+    return {
+      type: 'error',
+      error: sourceError(cluster, 'invalid', `${n} manifest error${n === 1 ? '' : 's'}; change rejected`, errors),
+      listing,
+      revision,
+    };
+  }
+  return { type: 'ok', state: { cluster, objects, errors: [], stale: false, revision }, listing };
+}

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { decodeErrors, decodeOk, edit, expectOneError } from './decode-helpers.js';
+
+const ROUTE = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: llm-route
+  namespace: example
+spec:
+  parentRefs:
+    - name: inf-gw
+  hostnames:
+    - my.model.com
+  rules:
+    - matches:
+        - path:
+            type: PathPrefix
+            value: /completions
+          headers:
+            - name: X-Model
+              value: llama
+            - name: x-model
+              value: ignored-second
+          queryParams:
+            - type: RegularExpression
+              name: Tier
+              value: "^gold|silver$"
+          method: post
+      backendRefs:
+        - group: inference.networking.k8s.io
+          kind: InferencePool
+          name: llm-pool
+          weight: 50
+        - group: inference.networking.x-k8s.io
+          kind: InferencePoolImport
+          name: llm-pool
+          weight: 50
+      filters: [{type: RequestHeaderModifier}]
+    - backendRefs:
+        - name: svc
+          port: 8080
+`;
+const R = 'HTTPRoute example/llm-route';
+const BACKEND0 = `          name: llm-pool
+          weight: 50
+        - group: inference.networking.x-k8s.io`;
+
+describe('HTTPRoute', () => {
+  it('decodes with defaults applied', () => {
+    const route = decodeOk(ROUTE, 'HTTPRoute');
+    expect(route.spec.parentRefs).toEqual([{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'inf-gw' }]);
+    expect(route.spec.hostnames).toEqual(['my.model.com']);
+    expect(route.spec.rules).toEqual([
+      {
+        matches: [
+          {
+            path: { type: 'PathPrefix', value: '/completions' },
+            headers: [{ type: 'Exact', name: 'x-model', value: 'llama' }],
+            queryParams: [{ type: 'RegularExpression', name: 'Tier', value: '^gold|silver$' }],
+            method: 'POST',
+          },
+        ],
+        backendRefs: [
+          { group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'llm-pool', weight: 50 },
+          { group: 'inference.networking.x-k8s.io', kind: 'InferencePoolImport', name: 'llm-pool', weight: 50 },
+        ],
+      },
+      {
+        matches: [{ path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] }],
+        backendRefs: [{ group: '', kind: 'Service', name: 'svc', port: 8080, weight: 1 }],
+      },
+    ]);
+  });
+
+  it('defaults a match without a path to PathPrefix "/"', () => {
+    const text = edit(ROUTE, '        - path:\n            type: PathPrefix\n            value: /completions\n          headers:', '        - headers:');
+    expect(decodeOk(text, 'HTTPRoute').spec.rules[0]?.matches[0]?.path).toEqual({ type: 'PathPrefix', value: '/' });
+  });
+
+  it('defaults a path without type or value', () => {
+    const text = edit(ROUTE, '            type: PathPrefix\n            value: /completions\n', '            type: Exact\n');
+    expect(decodeOk(text, 'HTTPRoute').spec.rules[0]?.matches[0]?.path).toEqual({ type: 'Exact', value: '/' });
+  });
+
+  it('applies the CRD default when rules are absent', () => {
+    const text = `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw, namespace: infra, sectionName: http, port: 80}]
+`;
+    const route = decodeOk(text, 'HTTPRoute');
+    expect(route.apiVersion).toBe('gateway.networking.k8s.io/v1beta1');
+    expect(route.metadata.namespace).toBe('default');
+    expect(route.spec.parentRefs).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', namespace: 'infra', sectionName: 'http', port: 80 },
+    ]);
+    expect(route.spec.hostnames).toEqual([]);
+    expect(route.spec.rules).toEqual([{ matches: [{ path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] }], backendRefs: [] }]);
+  });
+
+  it('accepts weight 0 and a wildcard hostname', () => {
+    const text = edit(edit(ROUTE, BACKEND0, BACKEND0.replace('weight: 50', 'weight: 0')), '- my.model.com', '- "*.model.com"');
+    const route = decodeOk(text, 'HTTPRoute');
+    expect(route.spec.rules[0]?.backendRefs[0]?.weight).toBe(0);
+    expect(route.spec.hostnames).toEqual(['*.model.com']);
+  });
+
+  it.each([
+    ['negative weight', edit(ROUTE, BACKEND0, BACKEND0.replace('weight: 50', 'weight: -1')), 'spec.rules[0].backendRefs[0].weight', /between 0 and 1000000/],
+    ['weight too large', edit(ROUTE, 'name: svc\n', 'name: svc\n          weight: 1000001\n'), 'spec.rules[1].backendRefs[0].weight', /between 0 and 1000000/],
+    ['fractional weight', edit(ROUTE, BACKEND0, BACKEND0.replace('weight: 50', 'weight: 0.5')), 'spec.rules[0].backendRefs[0].weight', /integer/],
+    ['backend without name', edit(ROUTE, '        - name: svc\n          port: 8080', '        - port: 8080'), 'spec.rules[1].backendRefs[0].name', /required/],
+    ['backend port out of range', edit(ROUTE, 'port: 8080', 'port: 65536'), 'spec.rules[1].backendRefs[0].port', /between 1 and 65535/],
+    ['unknown path type', edit(ROUTE, 'type: PathPrefix', 'type: Prefix'), 'spec.rules[0].matches[0].path.type', /Exact, PathPrefix, RegularExpression/],
+    ['relative path', edit(ROUTE, 'value: /completions', 'value: completions'), 'spec.rules[0].matches[0].path.value', /start with "\/"/],
+    ['bad regex path', edit(ROUTE, 'type: PathPrefix\n            value: /completions', 'type: RegularExpression\n            value: "/v1/(chat"'), 'spec.rules[0].matches[0].path.value', /invalid regular expression/],
+    ['bad regex query', edit(ROUTE, '"^gold|silver$"', '"[gold"'), 'spec.rules[0].matches[0].queryParams[0].value', /invalid regular expression/],
+    ['unknown header match type', edit(ROUTE, '            - name: X-Model', '            - type: Prefix\n              name: X-Model'), 'spec.rules[0].matches[0].headers[0].type', /Exact, RegularExpression/],
+    ['header without value', edit(ROUTE, '              value: llama\n', ''), 'spec.rules[0].matches[0].headers[0].value', /required/],
+    ['invalid header name', edit(ROUTE, 'name: X-Model', 'name: "X Model"'), 'spec.rules[0].matches[0].headers[0].name', /not a valid header name/],
+    ['unknown method', edit(ROUTE, 'method: post', 'method: FETCH'), 'spec.rules[0].matches[0].method', /GET, HEAD, POST/],
+    ['parentRef without name', edit(ROUTE, '    - name: inf-gw', '    - kind: Gateway'), 'spec.parentRefs[0].name', /required/],
+    ['bad hostname', edit(ROUTE, '- my.model.com', '- "my model"'), 'spec.hostnames[0]', /DNS name/],
+    ['rules not a list', edit(ROUTE, ROUTE.slice(ROUTE.indexOf('  rules:')), '  rules: {}\n'), 'spec.rules', /must be a list/],
+  ])('reports %s', (_, text, path, message) => {
+    expectOneError(text, R, path, message);
+  });
+
+  it('reports errors across rules with their indices', () => {
+    const text = edit(edit(ROUTE, 'port: 8080', 'port: 0'), 'method: post', 'method: 1');
+    expect(decodeErrors(text).map((e) => `${e.object} ${e.path}`)).toEqual([
+      `${R} spec.rules[0].matches[0].method`,
+      `${R} spec.rules[1].backendRefs[0].port`,
+    ]);
+  });
+});

@@ -1,0 +1,241 @@
+import { mkdir, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManifestSource, ManifestSourceError } from '../../src/sources/manifest-source.js';
+import { docs, names, pool, Recorder, service, sleep, tempDir } from './manifest-fixtures.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const sources: ManifestSource[] = [];
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+});
+afterEach(async () => {
+  await Promise.all(sources.splice(0).map((s) => s.stop()));
+  await cleanup();
+});
+
+/** Production timings unless a test needs to be quicker. */
+async function startSource(paths: string[], timing = { debounceMs: 200, pollIntervalMs: 1000 }) {
+  const source = new ManifestSource({ cluster: 'cluster-a', paths, ...timing });
+  sources.push(source);
+  const rec = new Recorder();
+  await source.start(rec);
+  return { source, rec };
+}
+
+const FAST = { debounceMs: 50, pollIntervalMs: 200 };
+
+describe('ManifestSource', () => {
+  it('delivers the initial state before start() resolves', async () => {
+    await writeFile(join(dir, 'pools.yaml'), docs(pool('p1'), service('p1-epp')));
+    const { source, rec } = await startSource([dir]);
+    expect(rec.states).toHaveLength(1);
+    expect(rec.errors).toEqual([]);
+    expect(names(rec.last)).toEqual(['InferencePool default/p1', 'Service default/p1-epp']);
+    expect(source.state).toBe(rec.last);
+  });
+
+  it('applies an in-place edit within 2 s', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, pool('p1'));
+    const { rec } = await startSource([dir]);
+    await writeFile(file, docs(pool('p1'), pool('p2')));
+    const elapsed = await rec.until((r) => r.states.length === 2, 2000);
+    expect(elapsed).toBeLessThan(2000);
+    expect(names(rec.last)).toEqual(['InferencePool default/p1', 'InferencePool default/p2']);
+    expect(rec.last?.revision).not.toBe(rec.states[0]?.revision);
+  });
+
+  it('applies a change within 2 s even while events keep arriving', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, pool('p1'));
+    const { rec } = await startSource([dir]);
+    let writing = true;
+    const noise = (async () => {
+      for (let i = 0; writing; i++) {
+        await writeFile(join(dir, 'noise.txt'), String(i));
+        await sleep(50);
+      }
+    })();
+    try {
+      await writeFile(file, pool('p2'));
+      expect(await rec.until((r) => r.states.length === 2, 2000)).toBeLessThan(2000);
+    } finally {
+      writing = false;
+      await noise;
+    }
+  });
+
+  it('applies an atomic rename edit of a configured file', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, pool('p1'));
+    const { rec } = await startSource([file]);
+    const tmp = join(dir, '.pools.yaml.tmp');
+    await writeFile(tmp, pool('p1', { port: 8001 }));
+    await rename(tmp, file);
+    await rec.until((r) => r.states.length === 2, 2000);
+    const p = rec.last?.objects[0];
+    expect(p?.kind === 'InferencePool' && p.spec.targetPorts).toEqual([{ number: 8001 }]);
+  });
+
+  it('follows a ConfigMap-style ..data symlink swap', async () => {
+    const mount = join(dir, 'cm');
+    await mkdir(join(mount, '..2026_01_01_00_00_00.1'), { recursive: true });
+    await writeFile(join(mount, '..2026_01_01_00_00_00.1', 'pools.yaml'), pool('p1'));
+    await symlink('..2026_01_01_00_00_00.1', join(mount, '..data'));
+    await symlink('..data/pools.yaml', join(mount, 'pools.yaml'));
+    const { rec } = await startSource([mount]);
+    expect(names(rec.last)).toEqual(['InferencePool default/p1']);
+
+    // What the kubelet does: write a new timestamped dir, swap ..data atomically, remove the old dir.
+    await mkdir(join(mount, '..2026_01_01_00_01_00.2'));
+    await writeFile(join(mount, '..2026_01_01_00_01_00.2', 'pools.yaml'), docs(pool('p1'), pool('p3')));
+    await symlink('..2026_01_01_00_01_00.2', join(mount, '..data_tmp'));
+    await rename(join(mount, '..data_tmp'), join(mount, '..data'));
+    await rm(join(mount, '..2026_01_01_00_00_00.1'), { recursive: true });
+
+    await rec.until((r) => r.states.length === 2, 2000);
+    expect(names(rec.last)).toEqual(['InferencePool default/p1', 'InferencePool default/p3']);
+    expect(rec.errors).toEqual([]);
+  });
+
+  it('rejects a bad edit whole, keeps the last good state, then recovers', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, pool('p1'));
+    const { source, rec } = await startSource([dir], FAST);
+    const good = rec.last;
+
+    await writeFile(file, docs(pool('p1'), pool('p2', { port: 0 }), service('p2-epp')));
+    await rec.until((r) => r.errors.length === 1);
+    expect(rec.errors[0]).toMatchObject({ cluster: 'cluster-a', reason: 'invalid' });
+    expect(rec.errors[0]?.errors).toEqual([
+      {
+        object: 'InferencePool default/p2',
+        path: 'spec.targetPorts[0].number',
+        message: 'must be between 1 and 65535, got 0',
+        origin: `${file}#1`,
+      },
+    ]);
+    expect(rec.states).toHaveLength(1);
+    expect(source.state).toBe(good);
+
+    await writeFile(file, docs(pool('p1'), pool('p2'), service('p2-epp')));
+    await rec.until((r) => r.states.length === 2);
+    expect(names(rec.last)).toEqual(['InferencePool default/p1', 'InferencePool default/p2', 'Service default/p2-epp']);
+    expect(rec.errors).toHaveLength(1);
+  });
+
+  it('reports a YAML syntax error as a parse error and keeps serving', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, pool('p1'));
+    const { source, rec } = await startSource([dir], FAST);
+    await writeFile(file, `${pool('p1')}  bad: [\n`);
+    await rec.until((r) => r.errors.length === 1);
+    expect(rec.errors[0]?.reason).toBe('parse');
+    expect(rec.errors[0]?.message).toContain(file);
+    expect(rec.errors[0]?.message).toMatch(/line \d+/);
+    expect(source.state).toBe(rec.states[0]);
+  });
+
+  it('reports a deleted configured file as a read error, keeps the state, and recovers when it returns', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, pool('p1'));
+    const { source, rec } = await startSource([file], FAST);
+    await unlink(file);
+    await rec.until((r) => r.errors.length === 1);
+    expect(rec.errors[0]).toMatchObject({ reason: 'read', errors: [] });
+    expect(rec.errors[0]?.message).toContain(`${file}: no such file or directory`);
+    expect(source.state).toBe(rec.states[0]);
+
+    await writeFile(file, pool('p2'));
+    await rec.until((r) => r.states.length === 2);
+    expect(names(rec.last)).toEqual(['InferencePool default/p2']);
+  });
+
+  it('treats a file deleted from a watched directory as removed objects', async () => {
+    await writeFile(join(dir, 'a.yaml'), pool('p1'));
+    await writeFile(join(dir, 'b.yaml'), pool('p2'));
+    const { rec } = await startSource([dir], FAST);
+    await unlink(join(dir, 'b.yaml'));
+    await rec.until((r) => r.states.length === 2);
+    expect(names(rec.last)).toEqual(['InferencePool default/p1']);
+  });
+
+  it('rejects a duplicate introduced by a new file', async () => {
+    await writeFile(join(dir, 'a.yaml'), pool('p1'));
+    const { rec } = await startSource([dir], FAST);
+    await mkdir(join(dir, 'more'));
+    await writeFile(join(dir, 'more', 'b.yaml'), pool('p1'));
+    await rec.until((r) => r.errors.length === 1);
+    expect(rec.errors[0]?.reason).toBe('invalid');
+    expect(rec.errors[0]?.errors[0]?.message).toBe(`duplicate object: also defined at ${join(dir, 'a.yaml')}#0`);
+    expect(rec.states).toHaveLength(1);
+  });
+
+  it('picks up a List kind added later', async () => {
+    await writeFile(join(dir, 'a.yaml'), pool('p1'));
+    const { rec } = await startSource([dir], FAST);
+    await writeFile(join(dir, 'list.yaml'), `apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Service\n    metadata: {name: s1}\n`);
+    await rec.until((r) => r.states.length === 2);
+    expect(names(rec.last)).toEqual(['InferencePool default/p1', 'Service default/s1']);
+  });
+
+  it('emits nothing when the content is unchanged', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, pool('p1'));
+    const { rec } = await startSource([dir], FAST);
+    await writeFile(file, pool('p1'));
+    await writeFile(join(dir, 'notes.txt'), 'not a manifest');
+    await sleep(800);
+    expect(rec.states).toHaveLength(1);
+    expect(rec.errors).toEqual([]);
+  });
+
+  it('reports the same bad content only once', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, pool('p1'));
+    const { rec } = await startSource([dir], FAST);
+    await writeFile(file, pool('p1', { port: 0 }));
+    await rec.until((r) => r.errors.length === 1);
+    await writeFile(join(dir, 'notes.txt'), 'touch the directory');
+    await sleep(600);
+    expect(rec.errors).toHaveLength(1);
+  });
+
+  it('stop() is idempotent and no callbacks arrive after it', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, pool('p1'));
+    const { source, rec } = await startSource([dir], FAST);
+    await writeFile(file, pool('p2'));
+    await source.stop();
+    await source.stop();
+    await writeFile(file, pool('p3'));
+    await sleep(600);
+    expect(rec.states).toHaveLength(1);
+    expect(rec.errors).toEqual([]);
+  });
+
+  it('start() rejects on a missing path with a clear error', async () => {
+    const source = new ManifestSource({ cluster: 'cluster-b', paths: [join(dir, 'nope')], ...FAST });
+    const rec = new Recorder();
+    const err = await source.start(rec).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ManifestSourceError);
+    expect(err).toMatchObject({
+      cluster: 'cluster-b',
+      reason: 'read',
+      errors: [],
+      message: `cannot read manifests: ${join(dir, 'nope')}: no such file or directory`,
+    });
+    expect(rec.states).toEqual([]);
+    await source.stop();
+  });
+
+  it('start() rejects invalid initial content with every error', async () => {
+    await writeFile(join(dir, 'a.yaml'), docs(pool('p1', { port: 0 }), service('EPP')));
+    const source = new ManifestSource({ cluster: 'c', paths: [dir], ...FAST });
+    const err = await source.start(new Recorder()).catch((e: unknown) => e);
+    expect((err as ManifestSourceError).sourceError.errors.map((e) => e.path)).toEqual(['spec.targetPorts[0].number', 'metadata.name']);
+  });
+});
