@@ -1,0 +1,145 @@
+/**
+ * gRPC health checks (grpc.health.v1.Health/Check) of one EPP target, shared by
+ * every candidate that uses it. Own channel per target (no shared queue with
+ * other targets or with the data path), deadline per check, Envoy thresholds.
+ */
+import { readFileSync } from 'node:fs';
+import { status as GrpcStatus, type ChannelCredentials, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
+import type { TlsConfig } from '../config/schema.js';
+import { channelCredentials } from '../extproc/epp-client.js';
+import { HealthStatus } from '../protocol/services.js';
+import { createHealthClient, type HealthClient } from './health-client.js';
+import { Periodic } from './periodic.js';
+import type { ProbeListener, ProbeOutcome, ProbeState } from './probe-types.js';
+import { ProbeTracker } from './threshold.js';
+import type { Clock } from './types.js';
+
+export interface HealthProbeSettings {
+  /** host:port of the health service. */
+  readonly address: string;
+  readonly service: string;
+  /** TLS settings, as for the ext_proc client; `enabled: false` for plaintext. */
+  readonly tls: TlsConfig;
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  readonly healthyThreshold: number;
+  readonly unhealthyThreshold: number;
+}
+
+export interface HealthProberDeps {
+  readonly clock: Clock;
+  readonly onResult?: ProbeListener;
+  readonly readFile?: (path: string) => Buffer;
+}
+
+/** gRPC codes meaning "nobody answered": the target was not reached. */
+const UNREACHED = new Set<number>([GrpcStatus.UNAVAILABLE, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.CANCELLED]);
+
+function reasonOf(err: ServiceError): string {
+  switch (err.code) {
+    case GrpcStatus.DEADLINE_EXCEEDED:
+      return 'timeout';
+    case GrpcStatus.UNAVAILABLE:
+      return 'unavailable';
+    case GrpcStatus.UNIMPLEMENTED:
+      return 'unimplemented';
+    case GrpcStatus.NOT_FOUND:
+      return 'service-unknown';
+    default:
+      return 'error';
+  }
+}
+
+export class HealthProber {
+  private readonly tracker: ProbeTracker;
+  private readonly periodic: Periodic;
+  private client: HealthClient | undefined;
+  private credsError: string | undefined;
+
+  constructor(
+    readonly settings: HealthProbeSettings,
+    private readonly deps: HealthProberDeps,
+  ) {
+    this.tracker = new ProbeTracker(settings);
+    this.periodic = new Periodic(settings.intervalMs, async () => {
+      const outcome = await this.probeOnce();
+      this.tracker.record(outcome);
+      this.deps.onResult?.(outcome, this.tracker.state());
+    });
+  }
+
+  start(): void {
+    this.periodic.start();
+  }
+
+  stop(): void {
+    this.periodic.stop();
+    this.client?.close();
+    this.client = undefined;
+  }
+
+  state(): ProbeState {
+    return this.tracker.state();
+  }
+
+  /** One Check call; never rejects. */
+  probeOnce(): Promise<ProbeOutcome> {
+    const client = this.ensureClient();
+    const now = () => this.deps.clock.now();
+    if (!client) return Promise.resolve({ ok: false, reached: false, reason: 'tls-config', at: now() });
+    return new Promise<ProbeOutcome>((resolve) => {
+      let done = false;
+      const finish = (o: Omit<ProbeOutcome, 'at'>) => {
+        if (done) return;
+        done = true;
+        clearTimeout(guard);
+        resolve({ ...o, at: now() });
+      };
+      // Belt and braces: the deadline should fire first; this guards a stuck callback.
+      const guard = setTimeout(() => finish({ ok: false, reached: false, reason: 'timeout' }), this.settings.timeoutMs + 500);
+      guard.unref();
+      try {
+        client.Check({ service: this.settings.service }, { deadline: new Date(Date.now() + this.settings.timeoutMs) }, (err, res) => {
+          if (err) {
+            finish({ ok: false, reached: !UNREACHED.has(err.code), reason: reasonOf(err) });
+            return;
+          }
+          const status = res?.status;
+          if (status === HealthStatus.SERVING) finish({ ok: true, reached: true });
+          else if (status === HealthStatus.NOT_SERVING) finish({ ok: false, reached: true, reason: 'not-serving' });
+          else if (status === HealthStatus.SERVICE_UNKNOWN) finish({ ok: false, reached: true, reason: 'service-unknown' });
+          else finish({ ok: false, reached: true, reason: 'unknown-status' });
+        });
+      } catch {
+        finish({ ok: false, reached: false, reason: 'error' });
+      }
+    });
+  }
+
+  private ensureClient(): HealthClient | undefined {
+    if (this.client) return this.client;
+    if (this.credsError !== undefined) return undefined;
+    const { tls, address } = this.settings;
+    let creds: ChannelCredentials;
+    try {
+      creds = channelCredentials(tls, this.deps.readFile ?? ((p) => readFileSync(p)));
+    } catch (err) {
+      this.credsError = (err as Error).message;
+      return undefined;
+    }
+    const options: ChannelOptions = {
+      'grpc.initial_reconnect_backoff_ms': Math.min(1000, this.settings.intervalMs),
+      'grpc.max_reconnect_backoff_ms': Math.max(1000, this.settings.intervalMs),
+      'grpc.enable_retries': 0,
+      'grpc.service_config_disable_resolution': 1,
+      // Never share a subchannel with the data path's EPP client.
+      'grpc.use_local_subchannel_pool': 1,
+    };
+    if (tls.enabled && tls.serverName) {
+      options['grpc.ssl_target_name_override'] = tls.serverName;
+      options['grpc.default_authority'] = tls.serverName;
+    }
+    this.client = createHealthClient(address, creds, options);
+    return this.client;
+  }
+}

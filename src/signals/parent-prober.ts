@@ -1,0 +1,113 @@
+/**
+ * Parent mode: probes a remote parent Gateway by TCP connect, or by an HTTP(S)
+ * GET of a health path (2xx/3xx = up). Used for a remote candidate's readiness
+ * when its EPP is not reachable (by design in Parent mode).
+ */
+import { connect } from 'node:net';
+import { Pool } from 'undici';
+import { Periodic } from './periodic.js';
+import { joinHostPort, splitHostPort, type ProbeListener, type ProbeOutcome, type ProbeState } from './probe-types.js';
+import { ProbeTracker } from './threshold.js';
+import type { Clock } from './types.js';
+
+export interface ParentProbeSettings {
+  /** ip:port of the parent Gateway. */
+  readonly address: string;
+  readonly mode: 'tcp' | 'http';
+  readonly path?: string;
+  readonly scheme: 'http' | 'https';
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  readonly healthyThreshold: number;
+  readonly unhealthyThreshold: number;
+}
+
+export class ParentProber {
+  private readonly tracker: ProbeTracker;
+  private readonly periodic: Periodic;
+  private pool: Pool | undefined;
+
+  constructor(
+    readonly settings: ParentProbeSettings,
+    private readonly deps: { readonly clock: Clock; readonly onResult?: ProbeListener },
+  ) {
+    this.tracker = new ProbeTracker(settings);
+    this.periodic = new Periodic(settings.intervalMs, async () => {
+      const outcome = await this.probeOnce();
+      this.tracker.record(outcome);
+      this.deps.onResult?.(outcome, this.tracker.state());
+    });
+  }
+
+  start(): void {
+    this.periodic.start();
+  }
+
+  stop(): void {
+    this.periodic.stop();
+    const p = this.pool;
+    this.pool = undefined;
+    if (p) void p.destroy().catch(() => {});
+  }
+
+  state(): ProbeState {
+    return this.tracker.state();
+  }
+
+  /** One probe; never rejects. */
+  async probeOnce(): Promise<ProbeOutcome> {
+    const r = this.settings.mode === 'http' ? await this.httpProbe() : await this.tcpProbe();
+    return { ...r, at: this.deps.clock.now() };
+  }
+
+  private tcpProbe(): Promise<Omit<ProbeOutcome, 'at'>> {
+    return new Promise((resolve) => {
+      let host: string;
+      let port: number;
+      try {
+        ({ host, port } = splitHostPort(this.settings.address));
+      } catch {
+        resolve({ ok: false, reached: false, reason: 'bad-address' });
+        return;
+      }
+      const socket = connect({ host, port });
+      const finish = (o: Omit<ProbeOutcome, 'at'>) => {
+        clearTimeout(timer);
+        socket.removeAllListeners();
+        socket.on('error', () => {});
+        socket.destroy();
+        resolve(o);
+      };
+      const timer = setTimeout(() => finish({ ok: false, reached: false, reason: 'timeout' }), this.settings.timeoutMs);
+      timer.unref();
+      socket.once('connect', () => finish({ ok: true, reached: true }));
+      socket.once('error', (err: NodeJS.ErrnoException) =>
+        finish({ ok: false, reached: false, reason: err.code === 'ECONNREFUSED' ? 'refused' : 'connect' }),
+      );
+    });
+  }
+
+  private async httpProbe(): Promise<Omit<ProbeOutcome, 'at'>> {
+    const { timeoutMs, path = '/', scheme, address } = this.settings;
+    try {
+      if (!this.pool) {
+        const { host, port } = splitHostPort(address);
+        this.pool = new Pool(`${scheme}://${joinHostPort(host, port)}`, {
+          connections: 1,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          // The probe carries no data: accept the parent's certificate as is.
+          connect: { timeout: timeoutMs, rejectUnauthorized: false },
+        });
+      }
+      const res = await this.pool.request({ method: 'GET', path, signal: AbortSignal.timeout(timeoutMs) });
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      if (res.statusCode >= 200 && res.statusCode < 400) return { ok: true, reached: true };
+      return { ok: false, reached: true, reason: `http-${res.statusCode}` };
+    } catch (err) {
+      const e = err as { name?: string; code?: string };
+      const timeout = e.name === 'TimeoutError' || e.name === 'AbortError' || (e.code ?? '').includes('TIMEOUT');
+      return { ok: false, reached: false, reason: timeout ? 'timeout' : e.code === 'ECONNREFUSED' ? 'refused' : 'connect' };
+    }
+  }
+}

@@ -1,0 +1,35 @@
+/** Shared shapes of probe outcomes (health, parent) and their listener. */
+import type { HealthStatus } from './threshold.js';
+
+export interface ProbeOutcome {
+  readonly ok: boolean;
+  /** The target answered (even with a failure, e.g. NOT_SERVING or HTTP 500). */
+  readonly reached: boolean;
+  /** Failure reason, a small fixed vocabulary (metric label). */
+  readonly reason?: string;
+  readonly at: number;
+}
+
+export interface ProbeState {
+  readonly status: HealthStatus;
+  /** Answered at least once, and not `unhealthyThreshold` unanswered probes in a row since. */
+  readonly reachable: boolean;
+  readonly everReached: boolean;
+  /** Clock time of the last completed probe. */
+  readonly lastProbeAt?: number;
+  readonly lastError?: string;
+}
+
+export type ProbeListener = (outcome: ProbeOutcome, state: ProbeState) => void;
+
+/** Splits "host:port" / "[v6]:port" into host (no brackets) and port. */
+export function splitHostPort(address: string): { host: string; port: number } {
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(address) ?? /^([^:]+):(\d+)$/.exec(address);
+  if (!m) throw new Error(`not host:port: ${address}`);
+  return { host: m[1]!, port: Number(m[2]) };
+}
+
+/** Formats host and port, bracketing IPv6. */
+export function joinHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}

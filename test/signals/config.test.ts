@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { clusterSchema, routerConfigSchema } from '../../src/config/schema.js';
+import { planCandidate } from '../../src/signals/plan.js';
+import { eppTarget, parentTarget, signalsConfig, viaEpp, viaParent } from './fixtures.js';
+
+const minimal = {
+  clusterName: 'a',
+  gateways: [{ namespace: 'gw', name: 'g' }],
+  clusters: [{ name: 'a', manifests: { paths: ['x.yaml'] } }],
+};
+
+describe('signals config', () => {
+  it('defaults', () => {
+    const cfg = routerConfigSchema.parse(minimal);
+    expect(cfg.outlier).toEqual({ consecutiveFailures: 5, baseEjectionMs: 10_000, maxEjectionMs: 300_000 });
+    const c = cfg.clusters[0]!;
+    expect(c.epp.health).toEqual({
+      service: 'envoy.service.ext_proc.v3.ExternalProcessor',
+      tls: 'inherit',
+      intervalMs: 2000,
+      timeoutMs: 1000,
+      healthyThreshold: 2,
+      unhealthyThreshold: 3,
+    });
+    expect(c.epp.metrics).toMatchObject({ enabled: true, port: 9090, path: '/metrics', scheme: 'http', intervalMs: 5000, timeoutMs: 2000, tls: { insecureSkipVerify: false }, services: [] });
+    expect(c.epp.metrics.names.readyPods).toEqual(['inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints']);
+    expect(c.epp.metrics.names.kvCache).toEqual(['inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization']);
+    expect(c.parentProbe).toMatchObject({ mode: 'tcp', intervalMs: 2000, timeoutMs: 1000 });
+  });
+
+  it.each([
+    ['http parent probe without a path', { parentProbe: { mode: 'http' } }],
+    ['unknown health key', { epp: { health: { interval: 5 } } }],
+    ['bad metric name', { epp: { metrics: { names: { readyPods: ['not a name'] } } } }],
+    ['metrics path without slash', { epp: { metrics: { path: 'metrics' } } }],
+    ['empty name list', { epp: { metrics: { names: { queueSize: [] } } } }],
+  ])('rejects %s', (_n, extra) => {
+    expect(clusterSchema.safeParse({ name: 'a', manifests: { paths: ['x'] }, ...extra }).success).toBe(false);
+  });
+});
+
+describe('planCandidate', () => {
+  const config = signalsConfig({
+    a: { epp: { health: { port: 9003, service: 'inference-extension', tls: 'disabled' }, metrics: { services: [{ namespace: 'ns', name: 'special', port: 9191, path: '/m' }] } } },
+    b: { parentProbe: { mode: 'http', path: '/healthz' } },
+  });
+
+  it('health on the configured port and service, TLS per the health setting; metrics with per-Service overrides', () => {
+    const tlsEpp = { ...eppTarget('a', '10.0.0.1:9002'), tls: { enabled: true, insecureSkipVerify: true } };
+    const p = planCandidate(viaEpp('a', 'pool', tlsEpp), config);
+    expect(p.health?.settings).toMatchObject({ address: '10.0.0.1:9003', service: 'inference-extension', tls: { enabled: false } });
+    expect(p.metrics?.settings).toMatchObject({ origin: 'http://10.0.0.1:9090', path: '/metrics' });
+    expect(p.metrics?.pool).toBe('pool');
+    expect(p.parent).toBeUndefined();
+    const special = planCandidate(viaEpp('a', 'pool', eppTarget('a', '10.0.0.2:9002', { namespace: 'ns', name: 'special' })), config);
+    expect(special.metrics?.settings).toMatchObject({ origin: 'http://10.0.0.2:9191', path: '/m' });
+  });
+
+  it('health defaults to the ext_proc port; IPv6 hosts are bracketed; unknown clusters get defaults', () => {
+    const p = planCandidate(viaEpp('zz', 'pool', { ...eppTarget('zz', '[fd00::1]:9002'), host: 'fd00::1' }), config);
+    expect(p.health?.settings.address).toBe('[fd00::1]:9002');
+    expect(p.health?.settings.intervalMs).toBe(2000);
+    expect(p.metrics?.settings.origin).toBe('http://[fd00::1]:9090');
+  });
+
+  it('a parent candidate gets a parent probe with its parent cluster settings, and EPP probes when it has an EPP', () => {
+    const withEpp = planCandidate(viaParent('b', 'pool', parentTarget('b', '192.0.2.1:80'), eppTarget('b', '192.0.2.2:9002')), config);
+    expect(withEpp.parent?.settings).toMatchObject({ address: '192.0.2.1:80', mode: 'http', path: '/healthz' });
+    expect(withEpp.health).toBeDefined();
+    const bare = planCandidate(viaParent('b', 'pool', parentTarget('b', '192.0.2.1:80')), config);
+    expect(bare.health).toBeUndefined();
+    expect(bare.metrics).toBeUndefined();
+    expect(bare.parent?.key).toBe(withEpp.parent?.key);
+  });
+});

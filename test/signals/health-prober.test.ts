@@ -1,0 +1,112 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TlsConfig } from '../../src/config/schema.js';
+import { HealthProber, type HealthProbeSettings } from '../../src/signals/health-prober.js';
+import type { ProbeOutcome, ProbeState } from '../../src/signals/probe-types.js';
+import { systemClock } from '../../src/signals/types.js';
+import { startSimulatedEpp, TLS_FIXTURES, type SimulatedEpp } from '../harness/simulated-epp.js';
+import { startBlackHole, type BlackHole } from './black-hole.js';
+
+const PLAINTEXT: TlsConfig = { enabled: false, insecureSkipVerify: true };
+const EXT_PROC = 'envoy.service.ext_proc.v3.ExternalProcessor';
+
+const epps: SimulatedEpp[] = [];
+const probers: HealthProber[] = [];
+const holes: BlackHole[] = [];
+afterEach(async () => {
+  for (const p of probers.splice(0)) p.stop();
+  await Promise.all([...epps.splice(0).map((e) => e.stop()), ...holes.splice(0).map((h) => h.stop())]);
+});
+
+async function epp(opts: Partial<Parameters<typeof startSimulatedEpp>[0]> = {}) {
+  const e = await startSimulatedEpp({ endpoints: ['10.0.0.1:8000'], ...opts });
+  epps.push(e);
+  return e;
+}
+
+function prober(address: string, over: Partial<HealthProbeSettings> = {}, onResult?: (o: ProbeOutcome, s: ProbeState) => void) {
+  const p = new HealthProber(
+    { address, service: EXT_PROC, tls: PLAINTEXT, intervalMs: 30, timeoutMs: 300, healthyThreshold: 2, unhealthyThreshold: 3, ...over },
+    { clock: systemClock, ...(onResult ? { onResult } : {}) },
+  );
+  probers.push(p);
+  return p;
+}
+
+describe('HealthProber', () => {
+  it('applies the thresholds: healthy on first success, 3 failures to go unhealthy, 2 successes to come back', async () => {
+    const e = await epp();
+    const seen: { ok: boolean; status: string }[] = [];
+    const done = new Promise<void>((resolve) => {
+      prober(e.address, {}, (o, s) => {
+        seen.push({ ok: o.ok, status: s.status });
+        const n = seen.length;
+        if (n === 2) e.setHealth(EXT_PROC, 'NOT_SERVING');
+        if (n === 5) e.setHealth(EXT_PROC, 'SERVING');
+        if (n === 7) resolve();
+      }).start();
+    });
+    await done;
+    expect(seen.slice(0, 7)).toEqual([
+      { ok: true, status: 'healthy' },
+      { ok: true, status: 'healthy' },
+      { ok: false, status: 'healthy' },
+      { ok: false, status: 'healthy' },
+      { ok: false, status: 'unhealthy' },
+      { ok: true, status: 'unhealthy' },
+      { ok: true, status: 'healthy' },
+    ]);
+  });
+
+  it('NOT_SERVING and unknown services are answers (reached); the reasons say which', async () => {
+    const e = await epp({ health: { [EXT_PROC]: 'NOT_SERVING' } });
+    expect(await prober(e.address).probeOnce()).toMatchObject({ ok: false, reached: true, reason: 'not-serving' });
+    expect(await prober(e.address, { service: 'no-such-service' }).probeOnce()).toMatchObject({ ok: false, reached: true, reason: 'service-unknown' });
+  });
+
+  it('probes a separate health port and service name (GIE 9003, "inference-extension")', async () => {
+    const e = await epp({ separateHealthPort: true });
+    expect(e.healthAddress).not.toBe(e.address);
+    expect(await prober(e.healthAddress, { service: 'inference-extension' }).probeOnce()).toMatchObject({ ok: true, reached: true });
+  });
+
+  it('uses the ext_proc TLS options: skip-verify, CA file; plaintext against TLS fails', async () => {
+    const e = await epp({ tls: true });
+    const skip: TlsConfig = { enabled: true, insecureSkipVerify: true };
+    const ca: TlsConfig = { enabled: true, insecureSkipVerify: false, caFile: TLS_FIXTURES.certPath };
+    expect(await prober(e.address, { tls: skip }).probeOnce()).toMatchObject({ ok: true });
+    expect(await prober(e.address, { tls: ca }).probeOnce()).toMatchObject({ ok: true });
+    expect(await prober(e.address, { tls: PLAINTEXT }).probeOnce()).toMatchObject({ ok: false, reached: false });
+    const bad: TlsConfig = { enabled: true, insecureSkipVerify: false, caFile: '/nonexistent/ca.pem' };
+    expect(await prober(e.address, { tls: bad }).probeOnce()).toMatchObject({ ok: false, reached: false, reason: 'tls-config' });
+  });
+
+  it('a black-holed target times out within the timeout; a dead one fails fast', async () => {
+    const hole = await startBlackHole();
+    holes.push(hole);
+    let t0 = Date.now();
+    expect(await prober(hole.address, { timeoutMs: 200 }).probeOnce()).toMatchObject({ ok: false, reached: false, reason: 'timeout' });
+    expect(Date.now() - t0).toBeLessThan(1000);
+
+    const e = await epp();
+    const address = e.address;
+    await e.kill();
+    t0 = Date.now();
+    expect(await prober(address, { timeoutMs: 2000 }).probeOnce()).toMatchObject({ ok: false, reached: false, reason: 'unavailable' });
+    expect(Date.now() - t0).toBeLessThan(1500);
+  });
+
+  it('recovers when the EPP comes back on the same port', async () => {
+    const e = await epp();
+    const p = prober(e.address);
+    expect((await p.probeOnce()).ok).toBe(true);
+    await e.kill();
+    expect((await p.probeOnce()).ok).toBe(false);
+    await e.restart();
+    let ok = false;
+    for (let i = 0; i < 40 && !ok; i++) {
+      ok = (await p.probeOnce()).ok;
+      if (!ok) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(ok).toBe(true);
+  });
+});
