@@ -1,0 +1,236 @@
+// Simulated GIE Endpoint Picker: a real grpc-js server on 127.0.0.1 serving
+// envoy.service.ext_proc.v3.ExternalProcessor (see epp-stream.ts) and grpc.health.v1.Health,
+// with faults switchable at runtime, counters for leak checks, kill and restart.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { EppStream, type CrashMode, type EppStreamHost, type ImmediateSpec, type PickContext, type PickResult, type StreamRecord } from './epp-stream.js';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  ExternalProcessorService,
+  HealthService,
+  SERVING_STATUS,
+  type PbProcessingRequest,
+  type PbProcessingResponse,
+  type RequestCase,
+  type ServingStatus,
+} from './protos.js';
+
+export { DESTINATION_HEADER, SUBSET_KEY, SUBSET_NAMESPACE, SERVED_KEY } from './epp-stream.js';
+export type { CrashMode, ImmediateSpec, PickContext, PickResult, StreamRecord };
+
+const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
+/** The self-signed test certificate (CN localhost, SAN 127.0.0.1, ::1) and key. */
+export const TLS_FIXTURES = {
+  certPath: `${TLS_DIR}cert.pem`,
+  keyPath: `${TLS_DIR}key.pem`,
+  cert: readFileSync(`${TLS_DIR}cert.pem`),
+  key: readFileSync(`${TLS_DIR}key.pem`),
+};
+
+export const HEALTH_SERVICES = ['', 'envoy.service.ext_proc.v3.ExternalProcessor', 'inference-extension'] as const;
+
+export interface SimulatedEppOptions {
+  endpoints: string[];
+  /** Custom choice; ctx.eligible already honours the subset hint. Default round-robin. */
+  picker?: (ctx: PickContext) => PickResult;
+  /** Return this many endpoints, comma-separated, primary first (default 1). */
+  listSize?: number;
+  requireModel?: boolean;
+  tls?: boolean;
+  port?: number; // default 0
+  /** Also serve Health on a second port (like an EPP's 9003). Health is always on the main port too. */
+  separateHealthPort?: boolean;
+  maxMessageBytes?: number; // default 16 MiB
+  /** Streamed-response piece size when echoing a body in full duplex (default 64 KiB). */
+  echoChunkBytes?: number;
+  immediate?: ImmediateSpec;
+  delayMs?: number;
+  hang?: boolean;
+  crash?: CrashMode;
+  /** Headers the EPP sets on response_headers (default none). */
+  responseHeaders?: Record<string, string>;
+  /** Initial health per service (default SERVING for HEALTH_SERVICES). */
+  health?: Record<string, ServingStatus>;
+  /** How many stream records to keep (default 200). */
+  keepStreams?: number;
+}
+
+export interface EppCounters {
+  streamsOpened: number;
+  openStreams: number;
+  messages: Record<RequestCase, number>;
+  picks: Record<string, number>;
+  immediateResponses: number;
+}
+
+export interface SimulatedEpp {
+  readonly address: string; // 127.0.0.1:port
+  readonly port: number;
+  readonly healthAddress: string;
+  readonly counters: EppCounters;
+  /** Most recent streams, oldest first. */
+  readonly streams: StreamRecord[];
+  setEndpoints(endpoints: string[]): void;
+  setPicker(picker: SimulatedEppOptions['picker']): void;
+  setListSize(n: number): void;
+  setRequireModel(v: boolean): void;
+  setImmediate(spec: ImmediateSpec | undefined): void;
+  setDelayMs(ms: number): void;
+  setHang(v: boolean): void;
+  setCrash(mode: CrashMode | undefined): void;
+  setResponseHeaders(h: Record<string, string> | undefined): void;
+  setHealth(service: string, status: ServingStatus): void;
+  resetCounters(): void;
+  /** forceShutdown: every open stream is reset, the port closes. */
+  kill(): Promise<void>;
+  /** Serve again on the same port(s) after kill(). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A subset entry is `ip:port`, or a bare IP matching any port of that IP. */
+function matchesSubset(endpoint: string, entry: string): boolean {
+  if (entry === endpoint) return true;
+  if (!entry.includes(':')) return endpoint.startsWith(`${entry}:`);
+  return !entry.startsWith('[') && endpoint.startsWith(`[${entry}]:`);
+}
+
+function zeroCounters(): EppCounters {
+  return {
+    streamsOpened: 0,
+    openStreams: 0,
+    messages: { request_headers: 0, request_body: 0, request_trailers: 0, response_headers: 0, response_body: 0, response_trailers: 0 },
+    picks: {},
+    immediateResponses: 0,
+  };
+}
+
+export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<SimulatedEpp> {
+  const o = { ...opts };
+  let counters = zeroCounters();
+  const streams: StreamRecord[] = [];
+  let nextId = 1;
+  let rr = 0;
+  const health = new Map<string, ServingStatus>(HEALTH_SERVICES.map((s) => [s, 'SERVING']));
+  for (const [k, v] of Object.entries(o.health ?? {})) health.set(k, v);
+  const watchers = new Map<string, Set<grpc.ServerWritableStream<unknown, unknown>>>();
+  const max = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+
+  const host: EppStreamHost = {
+    get requireModel() { return o.requireModel ?? false; },
+    get echoChunkBytes() { return o.echoChunkBytes ?? 64 * 1024; },
+    get immediate() { return o.immediate; },
+    get delayMs() { return o.delayMs ?? 0; },
+    get hang() { return o.hang ?? false; },
+    get crash() { return o.crash; },
+    get responseHeaders() { return o.responseHeaders; },
+    pick(ctx) {
+      const eligible = ctx.subset
+        ? o.endpoints.filter((e) => ctx.subset!.some((s) => matchesSubset(e, s)))
+        : o.endpoints.slice();
+      const full: PickContext = { ...ctx, eligible };
+      let result: PickResult;
+      if (o.picker) result = o.picker(full);
+      else if (eligible.length === 0) result = undefined;
+      else {
+        const start = rr++ % eligible.length;
+        const n = Math.min(Math.max(1, o.listSize ?? 1), eligible.length);
+        result = Array.from({ length: n }, (_, i) => eligible[(start + i) % eligible.length]!);
+      }
+      const primary = Array.isArray(result) ? result[0] : typeof result === 'string' ? result.split(',')[0] : undefined;
+      if (primary !== undefined) counters.picks[primary] = (counters.picks[primary] ?? 0) + 1;
+      return result;
+    },
+    onMessage(type) { counters.messages[type]++; },
+    onImmediate() { counters.immediateResponses++; },
+    onClosed() { counters.openStreams--; },
+  };
+
+  const process = (call: grpc.ServerDuplexStream<PbProcessingRequest, PbProcessingResponse>): void => {
+    counters.streamsOpened++;
+    counters.openStreams++;
+    const record: StreamRecord = { id: nextId++, grpcMetadata: call.metadata.getMap(), received: [], sent: [], closed: false };
+    streams.push(record);
+    if (streams.length > (o.keepStreams ?? 200)) streams.shift();
+    new EppStream(call, host, record);
+  };
+
+  const statusOf = (service: string) => SERVING_STATUS[health.get(service) ?? 'SERVICE_UNKNOWN'];
+  const healthImpl: grpc.UntypedServiceImplementation = {
+    Check(call: grpc.ServerUnaryCall<{ service?: string }, unknown>, cb: grpc.sendUnaryData<unknown>) {
+      const s = call.request.service ?? '';
+      if (!health.has(s)) return cb({ code: grpc.status.NOT_FOUND, details: `unknown service ${s}` });
+      cb(null, { status: statusOf(s) });
+    },
+    Watch(call: grpc.ServerWritableStream<{ service?: string }, unknown>) {
+      const s = call.request.service ?? '';
+      const set = watchers.get(s) ?? new Set();
+      watchers.set(s, set);
+      set.add(call as grpc.ServerWritableStream<unknown, unknown>);
+      call.on('cancelled', () => set.delete(call as grpc.ServerWritableStream<unknown, unknown>));
+      call.write({ status: statusOf(s) });
+    },
+  };
+
+  const serverOptions: grpc.ServerOptions = {
+    'grpc.max_receive_message_length': max,
+    'grpc.max_send_message_length': max,
+  };
+  const creds = (): grpc.ServerCredentials =>
+    o.tls
+      ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: TLS_FIXTURES.cert, private_key: TLS_FIXTURES.key }], false)
+      : grpc.ServerCredentials.createInsecure();
+
+  const bind = (server: grpc.Server, port: number, c: grpc.ServerCredentials): Promise<number> =>
+    new Promise((resolve, reject) => server.bindAsync(`127.0.0.1:${port}`, c, (err, p) => (err ? reject(err) : resolve(p))));
+
+  let server: grpc.Server | undefined;
+  let healthServer: grpc.Server | undefined;
+  let port = o.port ?? 0;
+  let healthPort = 0;
+  const listen = async (): Promise<void> => {
+    server = new grpc.Server(serverOptions);
+    server.addService(ExternalProcessorService, { Process: process as grpc.handleBidiStreamingCall<unknown, unknown> });
+    server.addService(HealthService, healthImpl);
+    port = await bind(server, port, creds());
+    if (o.separateHealthPort) {
+      healthServer = new grpc.Server();
+      healthServer.addService(HealthService, healthImpl);
+      healthPort = await bind(healthServer, healthPort, grpc.ServerCredentials.createInsecure());
+    }
+  };
+  const shutdown = (): void => {
+    for (const set of watchers.values()) for (const w of set) w.end();
+    watchers.clear();
+    server?.forceShutdown();
+    healthServer?.forceShutdown();
+    server = healthServer = undefined;
+  };
+  await listen();
+
+  return {
+    get address() { return `127.0.0.1:${port}`; },
+    get port() { return port; },
+    get healthAddress() { return `127.0.0.1:${o.separateHealthPort ? healthPort : port}`; },
+    get counters() { return counters; },
+    streams,
+    setEndpoints(e) { o.endpoints = e.slice(); },
+    setPicker(p) { o.picker = p; },
+    setListSize(n) { o.listSize = n; },
+    setRequireModel(v) { o.requireModel = v; },
+    setImmediate(spec) { o.immediate = spec; },
+    setDelayMs(ms) { o.delayMs = ms; },
+    setHang(v) { o.hang = v; },
+    setCrash(mode) { o.crash = mode; },
+    setResponseHeaders(h) { o.responseHeaders = h; },
+    setHealth(service, status) {
+      health.set(service, status);
+      for (const w of watchers.get(service) ?? []) w.write({ status: SERVING_STATUS[status] });
+    },
+    resetCounters() { counters = { ...zeroCounters(), openStreams: counters.openStreams }; },
+    async kill() { shutdown(); },
+    async restart() { if (!server) await listen(); },
+    async stop() { shutdown(); },
+  };
+}
