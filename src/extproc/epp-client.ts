@@ -1,0 +1,254 @@
+/**
+ * Client side of the relay: one grpc-js channel per EPP target (address + TLS
+ * settings), shared by all streams to that EPP, and raw (identity-serialized)
+ * ext_proc calls on it so messages pass through byte for byte.
+ */
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import {
+  Client,
+  Metadata,
+  connectivityState,
+  credentials,
+  type ChannelCredentials,
+  type ChannelOptions,
+  type ClientDuplexStream,
+} from '@grpc/grpc-js';
+import type { TlsConfig } from '../config/schema.js';
+import { EXT_PROC_PROCESS_PATH } from '../protocol/constants.js';
+import type { EppTarget } from '../snapshot/types.js';
+import { ErrorCode, RouterError } from './errors.js';
+
+/** A raw ext_proc call to an EPP: Envoy's bytes in, the EPP's bytes out. */
+export type EppCall = ClientDuplexStream<Buffer, Buffer>;
+
+export interface EppClientPoolOptions {
+  /** Max gRPC message size sent to and received from EPPs. */
+  readonly maxMessageBytes: number;
+  /** How long ready() waits for a cold channel to connect. */
+  readonly connectTimeoutMs: number;
+  /** HTTP/2 keepalive ping interval on EPP connections (default 60 s; Go servers punish pings more often on idle connections). */
+  readonly keepaliveTimeMs?: number;
+  /** Reads CA / certificate / key files (injectable for tests). */
+  readonly readFile?: (path: string) => Buffer;
+}
+
+interface Entry {
+  readonly key: string;
+  readonly client: Client;
+  closed: boolean;
+}
+
+const identity = (b: Buffer): Buffer => b;
+
+/** Request metadata that belongs to the Envoy->router hop, never forwarded to the EPP. */
+const HOP_METADATA = new Set([
+  'content-type',
+  'content-length',
+  'te',
+  'host',
+  'user-agent',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+  'accept-encoding',
+]);
+
+/**
+ * The metadata to send to the EPP: Envoy's custom metadata (e.g. per-route
+ * grpc_initial_metadata), without pseudo, gRPC-reserved and transport keys.
+ */
+export function forwardedMetadata(incoming: Metadata): Metadata {
+  const out = new Metadata();
+  const map = incoming.getMap();
+  for (const key in map) {
+    if (key.charCodeAt(0) === 58 /* ':' */ || key.startsWith('grpc-') || HOP_METADATA.has(key)) continue;
+    for (const value of incoming.get(key)) out.add(key, value);
+  }
+  return out;
+}
+
+/** Channel identity: two targets with the same key share one channel. */
+export function targetKey(target: EppTarget): string {
+  const t = target.tls;
+  if (!t.enabled) return `${target.address}|plaintext`;
+  return [
+    target.address,
+    'tls',
+    t.caFile ? `ca=${t.caFile}` : t.insecureSkipVerify ? 'skip-verify' : 'system-roots',
+    t.certFile ?? '',
+    t.keyFile ?? '',
+    t.serverName ?? '',
+  ].join('|');
+}
+
+/** Builds the channel credentials for an EPP's TLS settings. Throws a RouterError on unusable settings. */
+export function channelCredentials(tls: TlsConfig, readFile: (path: string) => Buffer): ChannelCredentials {
+  if (!tls.enabled) return credentials.createInsecure();
+  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
+    throw new RouterError(ErrorCode.EppUnavailable, 'EPP TLS: certFile and keyFile must be set together');
+  }
+  const read = (what: string, path: string | undefined): Buffer | null => {
+    if (path === undefined) return null;
+    try {
+      return readFile(path);
+    } catch (err) {
+      throw new RouterError(ErrorCode.EppUnavailable, `EPP TLS: cannot read ${what} ${path}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  };
+  const ca = read('caFile', tls.caFile);
+  const key = read('keyFile', tls.keyFile);
+  const cert = read('certFile', tls.certFile);
+  if (ca === null && tls.insecureSkipVerify) {
+    // EPPs serve self-signed certificates by default: encrypt, but accept any certificate.
+    return credentials.createSsl(null, key, cert, {
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
+    });
+  }
+  // Verify against the CA file, or the system roots when no CA file is given.
+  return credentials.createSsl(ca, key, cert);
+}
+
+/**
+ * The TLS server name (SNI, and the name verified) when it is not the address's host:
+ * the configured serverName; or, when verification is off and the host is an IP, the
+ * Service's DNS name, since an IP is not a valid SNI (RFC 6066) and Node warns about it.
+ */
+export function serverNameFor(target: EppTarget): string | undefined {
+  const tls = target.tls;
+  if (!tls.enabled) return undefined;
+  if (tls.serverName) return tls.serverName;
+  const verifying = tls.caFile !== undefined || !tls.insecureSkipVerify;
+  if (verifying || isIP(target.host.replace(/^\[|\]$/g, '')) === 0) return undefined;
+  return `${target.service.name}.${target.service.namespace}.svc`;
+}
+
+export class EppClientPool {
+  private readonly byKey = new Map<string, Entry>();
+  /** Snapshot targets are immutable and reused by every request: cache their entry by identity. */
+  private byTarget = new WeakMap<EppTarget, Entry>();
+  private readonly channelOptions: ChannelOptions;
+  private readonly readFile: (path: string) => Buffer;
+  private closed = false;
+
+  constructor(private readonly options: EppClientPoolOptions) {
+    this.readFile = options.readFile ?? ((path) => readFileSync(path));
+    this.channelOptions = {
+      'grpc.max_receive_message_length': options.maxMessageBytes,
+      'grpc.max_send_message_length': options.maxMessageBytes,
+      'grpc.keepalive_time_ms': options.keepaliveTimeMs ?? 60_000,
+      'grpc.keepalive_timeout_ms': 20_000,
+      'grpc.keepalive_permit_without_calls': 0,
+      // A recovered EPP should be used again within seconds, not minutes.
+      'grpc.initial_reconnect_backoff_ms': 250,
+      'grpc.max_reconnect_backoff_ms': 5_000,
+      'grpc.enable_retries': 0,
+      'grpc.service_config_disable_resolution': 1,
+    };
+  }
+
+  /** Number of open channels. */
+  size(): number {
+    return this.byKey.size;
+  }
+
+  /**
+   * Resolves once the EPP's channel can take a call: at once when it is READY;
+   * a cold channel is given up to connectTimeoutMs to connect. A channel that
+   * failed to connect resolves too: the call then fails at once with grpc-js's
+   * reason (ECONNREFUSED, certificate errors, ...), which says more than we
+   * could. Rejects with an EppUnavailable RouterError on timeout or unusable
+   * TLS settings.
+   */
+  ready(target: EppTarget): Promise<void> {
+    let entry: Entry;
+    try {
+      entry = this.entryFor(target);
+    } catch (err) {
+      return Promise.reject(RouterError.from(err, ErrorCode.EppUnavailable));
+    }
+    const channel = entry.client.getChannel();
+    const state = channel.getConnectivityState(true);
+    if (state === connectivityState.READY || state === connectivityState.TRANSIENT_FAILURE) return Promise.resolve();
+    const deadline = Date.now() + this.options.connectTimeoutMs;
+    return new Promise<void>((resolve, reject) => {
+      const wait = (current: connectivityState): void => {
+        channel.watchConnectivityState(current, deadline, (err) => {
+          const now = channel.getConnectivityState(true);
+          if (entry.closed) {
+            reject(new RouterError(ErrorCode.EppUnavailable, `EPP channel to ${target.address} was closed`));
+          } else if (now === connectivityState.READY || now === connectivityState.TRANSIENT_FAILURE) {
+            resolve();
+          } else if (err) {
+            reject(
+              new RouterError(
+                ErrorCode.EppUnavailable,
+                `no connection to EPP ${target.address} within ${this.options.connectTimeoutMs} ms`,
+              ),
+            );
+          } else {
+            wait(now);
+          }
+        });
+      };
+      wait(state);
+    });
+  }
+
+  /**
+   * Starts a raw ext_proc call on the EPP's channel (after ready()). grpc-js
+   * may report the call's failure on the next tick: attach an 'error'
+   * listener synchronously. Throws a RouterError on unusable TLS settings.
+   */
+  call(target: EppTarget, metadata: Metadata): EppCall {
+    const entry = this.entryFor(target);
+    return entry.client.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, identity, identity, metadata, {});
+  }
+
+  /** Closes the channels of targets not in `targets` (call after every snapshot change). */
+  retain(targets: Iterable<EppTarget>): void {
+    const keep = new Set<string>();
+    for (const t of targets) keep.add(targetKey(t));
+    for (const [key, entry] of this.byKey) {
+      if (!keep.has(key)) this.evict(key, entry);
+    }
+  }
+
+  /** Closes every channel; ready() fails afterwards. In-flight calls are left to finish or be cancelled. */
+  close(): void {
+    this.closed = true;
+    for (const [key, entry] of this.byKey) this.evict(key, entry);
+    this.byTarget = new WeakMap();
+  }
+
+  private entryFor(target: EppTarget): Entry {
+    const cached = this.byTarget.get(target);
+    if (cached && !cached.closed) return cached;
+    if (this.closed) throw new RouterError(ErrorCode.EppUnavailable, 'EPP client pool is closed');
+    const key = targetKey(target);
+    let entry = this.byKey.get(key);
+    if (!entry) {
+      const creds = channelCredentials(target.tls, this.readFile);
+      const options: ChannelOptions = { ...this.channelOptions };
+      const sni = serverNameFor(target);
+      if (sni !== undefined) options['grpc.ssl_target_name_override'] = sni;
+      if (target.tls.enabled && target.tls.serverName) options['grpc.default_authority'] = target.tls.serverName;
+      entry = { key, client: new Client(target.address, creds, options), closed: false };
+      this.byKey.set(key, entry);
+    }
+    this.byTarget.set(target, entry);
+    return entry;
+  }
+
+  private evict(key: string, entry: Entry): void {
+    entry.closed = true;
+    this.byKey.delete(key);
+    entry.client.close();
+  }
+}

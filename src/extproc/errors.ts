@@ -1,0 +1,87 @@
+/**
+ * One error type for the data path. A user-facing error becomes an Envoy
+ * ImmediateResponse with a JSON body (`{"error":{"type","message"}}`); any
+ * other becomes a gRPC status on the ext_proc stream (Envoy then answers 500).
+ */
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { StreamOutcome } from './observer.js';
+
+export const ErrorCode = {
+  /** No HTTPRoute rule matches the request. */
+  NoRoute: 'no_route',
+  /** No routing snapshot has been built yet. */
+  NotReady: 'not_ready',
+  /** The pick fell on a backendRef without a usable pool, or nothing can be picked. */
+  InvalidBackend: 'invalid_backend',
+  /** The EPP cannot be reached, or failed before anything was relayed to Envoy. */
+  EppUnavailable: 'epp_unavailable',
+  /** The EPP stream failed after something was relayed to Envoy. */
+  EppStream: 'epp_stream',
+  /** Envoy sent something the router cannot process (malformed, out of order). */
+  Protocol: 'protocol',
+  /** A bug. */
+  Internal: 'internal',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+interface CodeInfo {
+  /** HTTP status of the ImmediateResponse; undefined = not user-facing (gRPC status instead). */
+  readonly http?: number;
+  readonly grpc: GrpcStatus;
+  readonly outcome: StreamOutcome;
+}
+
+const CODES: Readonly<Record<ErrorCode, CodeInfo>> = {
+  no_route: { http: 404, grpc: GrpcStatus.NOT_FOUND, outcome: 'no_route' },
+  not_ready: { http: 503, grpc: GrpcStatus.UNAVAILABLE, outcome: 'not_ready' },
+  invalid_backend: { http: 500, grpc: GrpcStatus.FAILED_PRECONDITION, outcome: 'invalid_backend' },
+  epp_unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, outcome: 'epp_unavailable' },
+  epp_stream: { grpc: GrpcStatus.UNAVAILABLE, outcome: 'epp_error' },
+  protocol: { grpc: GrpcStatus.INVALID_ARGUMENT, outcome: 'internal_error' },
+  internal: { grpc: GrpcStatus.INTERNAL, outcome: 'internal_error' },
+};
+
+export class RouterError extends Error {
+  override readonly name = 'RouterError';
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** Wraps anything thrown into a RouterError; a RouterError is returned as is. */
+  static from(err: unknown, code: ErrorCode = ErrorCode.Internal): RouterError {
+    if (err instanceof RouterError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    return new RouterError(code, message, { cause: err });
+  }
+
+  /** True when Envoy's client gets an ImmediateResponse rather than a gRPC error. */
+  get userFacing(): boolean {
+    return CODES[this.code].http !== undefined;
+  }
+
+  /** HTTP status of the ImmediateResponse (500 for errors that are not user-facing). */
+  get httpStatus(): number {
+    return CODES[this.code].http ?? 500;
+  }
+
+  get grpcCode(): GrpcStatus {
+    return CODES[this.code].grpc;
+  }
+
+  get outcome(): StreamOutcome {
+    return CODES[this.code].outcome;
+  }
+
+  /** The body of the ImmediateResponse, sent as JSON. */
+  responseBody(): { error: { type: ErrorCode; message: string } } {
+    return { error: { type: this.code, message: this.message } };
+  }
+
+  /** Prefixes the message with where it happened (e.g. the ext_proc phase), keeping code and cause. */
+  withContext(context: string): RouterError {
+    return new RouterError(this.code, `${context}: ${this.message}`, { cause: this.cause ?? this });
+  }
+}

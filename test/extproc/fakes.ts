@@ -1,0 +1,165 @@
+// Scripted fakes for the processor unit tests: an EnvoySide that records what a
+// processor does to Envoy's stream, an EPP call and an EPP client pool.
+import { EventEmitter } from 'node:events';
+import { Metadata, status as GrpcStatus } from '@grpc/grpc-js';
+import type { EppCall, EppClientPool } from '../../src/extproc/epp-client.js';
+import type { RouterError } from '../../src/extproc/errors.js';
+import type { StreamOutcome } from '../../src/extproc/observer.js';
+import type { EnvoySide } from '../../src/extproc/processor.js';
+import { decodeResponse, encodeRequest, type ProcessingResponse } from '../../src/protocol/codec.js';
+import type { BodySendMode } from '../../src/protocol/constants.js';
+import type { EppTarget } from '../../src/snapshot/types.js';
+
+export class FakeEnvoy implements EnvoySide {
+  readonly sent: Buffer[] = [];
+  readonly metadata = new Metadata();
+  /** What send() returns next (backpressure). */
+  sendResult = true;
+  paused = false;
+  drainCallbacks: (() => void)[] = [];
+  decidedOutcome: StreamOutcome | undefined;
+  finished: StreamOutcome | undefined;
+  failed: RouterError | undefined;
+
+  send(msg: Buffer): boolean {
+    this.sent.push(msg);
+    return this.sendResult;
+  }
+  onDrain(cb: () => void): void {
+    this.drainCallbacks.push(cb);
+  }
+  drain(): void {
+    const cbs = this.drainCallbacks;
+    this.drainCallbacks = [];
+    for (const cb of cbs) cb();
+  }
+  pause(): void {
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+  }
+  decided(outcome: StreamOutcome): void {
+    this.decidedOutcome ??= outcome;
+  }
+  finish(outcome: StreamOutcome): void {
+    this.finished = outcome;
+  }
+  fail(err: RouterError): void {
+    this.failed = err;
+  }
+  /** The sent responses, decoded. */
+  responses(): ProcessingResponse[] {
+    return this.sent.map((b) => decodeResponse(b));
+  }
+  /** The oneof case of every sent response, in order. */
+  kinds(): string[] {
+    return this.responses().map((r) => r.response ?? 'none');
+  }
+}
+
+export class FakeEppCall extends EventEmitter {
+  readonly written: Buffer[] = [];
+  writeResult = true;
+  ended = false;
+  cancelled = false;
+  paused = false;
+
+  write(b: Buffer): boolean {
+    this.written.push(b);
+    return this.writeResult;
+  }
+  end(): this {
+    this.ended = true;
+    return this;
+  }
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.emit('error', Object.assign(new Error('1 CANCELLED: Cancelled on client'), { code: GrpcStatus.CANCELLED, details: 'Cancelled on client' }));
+  }
+  pause(): this {
+    this.paused = true;
+    return this;
+  }
+  resume(): this {
+    this.paused = false;
+    return this;
+  }
+  /** The EPP answers a message. */
+  reply(b: Buffer): void {
+    this.emit('data', b);
+  }
+  /** The EPP ends with a status. */
+  status(code: number, details = ''): void {
+    if (code === GrpcStatus.OK) this.emit('end');
+    else this.emit('error', Object.assign(new Error(`${code} ${details}`), { code, details }));
+  }
+}
+
+export class FakePool {
+  /** Targets ready() was asked for. */
+  readonly readied: EppTarget[] = [];
+  /** Calls started, with their metadata. */
+  readonly opened: { target: EppTarget; metadata: Metadata }[] = [];
+  private resolvers: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private nextCalls: FakeEppCall[] = [];
+
+  ready(target: EppTarget): Promise<void> {
+    this.readied.push(target);
+    return new Promise((resolve, reject) => this.resolvers.push({ resolve, reject }));
+  }
+  call(target: EppTarget, metadata: Metadata): EppCall {
+    this.opened.push({ target, metadata });
+    const call = this.nextCalls.shift();
+    if (!call) throw new Error('FakePool: no call scripted');
+    return call as unknown as EppCall;
+  }
+  /** Completes the oldest pending ready(); the call started next is `call`. */
+  async complete(call: FakeEppCall): Promise<void> {
+    this.nextCalls.push(call);
+    this.resolvers.shift()!.resolve();
+    await flush();
+  }
+  async reject(err: unknown): Promise<void> {
+    this.resolvers.shift()!.reject(err);
+    await flush();
+  }
+  asPool(): EppClientPool {
+    return this as unknown as EppClientPool;
+  }
+}
+
+export function flush(): Promise<void> {
+  return new Promise((r) => setImmediate(r));
+}
+
+// ---- request builders -----------------------------------------------------------------
+
+const PC_FULL_DUPLEX: ModeConfig = { request_body_mode: 4, response_body_mode: 4 };
+
+type ModeConfig = { request_body_mode: BodySendMode; response_body_mode: BodySendMode };
+
+export function headersMsg(
+  opts: { eos?: boolean; protocol?: ModeConfig | null; headers?: Record<string, string> } = {},
+): Buffer {
+  const headers = Object.entries(opts.headers ?? { ':authority': 'a.example', ':path': '/v1/completions', ':method': 'POST' }).map(
+    ([key, v]) => ({ key, raw_value: Buffer.from(v) }),
+  );
+  return encodeRequest({
+    request_headers: { headers: { headers }, end_of_stream: opts.eos ?? false },
+    protocol_config: opts.protocol === undefined ? PC_FULL_DUPLEX : opts.protocol,
+  });
+}
+
+export function bodyMsg(phase: 'request_body' | 'response_body', body: string | Buffer, eos: boolean): Buffer {
+  return encodeRequest({ [phase]: { body: Buffer.from(body), end_of_stream: eos } });
+}
+
+export function trailersMsg(phase: 'request_trailers' | 'response_trailers'): Buffer {
+  return encodeRequest({ [phase]: { trailers: { headers: [{ key: 'x-t', raw_value: Buffer.from('1') }] } } });
+}
+
+export function responseHeadersMsg(eos = false): Buffer {
+  return encodeRequest({ response_headers: { headers: { headers: [{ key: ':status', raw_value: Buffer.from('200') }] }, end_of_stream: eos } });
+}

@@ -1,0 +1,215 @@
+// Scenario wiring for the data-path tests, all on real sockets: simulated EPPs for a
+// local pool (cluster-a/example/pool-a) and a remote one (cluster-b/example/pool-b),
+// a snapshot built over typed objects, the router's ext_proc server, and an Envoy stand-in.
+//
+// Routes (Gateway example/inf-gw):
+//   local.example   -> InferencePool pool-a (local)
+//   remote.example  -> InferencePoolImport pool-b (exported by cluster-b; parent Gateway gw-b 10.2.0.100:80)
+//   missing.example -> InferencePool ghost (does not exist: invalid backend, 500)
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import pino from 'pino';
+import { EppClientPool } from '../../src/extproc/epp-client.js';
+import type { DataPathObserver, StreamInfo } from '../../src/extproc/observer.js';
+import { createExtProcServer, type ExtProcServer } from '../../src/extproc/server.js';
+import type { RoutingSnapshot } from '../../src/snapshot/types.js';
+import { buildSnapshot } from '../../src/snapshot/build.js';
+import { seededRandom } from '../helpers/random.js';
+import { createEnvoyStandin, type EnvoyStandin, type StandinClientOptions } from '../harness/envoy-standin.js';
+import { startSimulatedEpp, type SimulatedEpp, type SimulatedEppOptions } from '../harness/simulated-epp.js';
+import {
+  config,
+  gateway,
+  importRef,
+  parentRef,
+  pool,
+  poolImport,
+  poolRef,
+  route,
+  rule,
+  state,
+  NS,
+} from '../snapshot/fixtures.js';
+
+export const POOL_A_ENDPOINTS = ['10.1.0.1:8000', '10.1.0.2:8000'];
+export const POOL_B_ENDPOINTS = ['10.2.0.1:8000'];
+export const PARENT_B = '10.2.0.100:80';
+
+export class RecordingObserver implements DataPathObserver {
+  started = 0;
+  readonly finished: StreamInfo[] = [];
+  picks = 0;
+  streamStarted(): void {
+    this.started++;
+  }
+  streamFinished(info: StreamInfo): void {
+    this.finished.push(info);
+  }
+  picked(): void {
+    this.picks++;
+  }
+  outcomes(): string[] {
+    return this.finished.map((f) => f.outcome);
+  }
+}
+
+export interface EppTlsInput {
+  enabled: boolean;
+  insecureSkipVerify?: boolean;
+  caFile?: string;
+  serverName?: string;
+}
+
+export interface ScenarioOptions {
+  mode?: 'Endpoint' | 'Parent';
+  eppA?: Partial<SimulatedEppOptions>;
+  eppB?: Partial<SimulatedEppOptions>;
+  /** TLS from the router to the EPPs (default plaintext); the simulated EPPs serve TLS when enabled. */
+  eppTls?: EppTlsInput;
+  destinationHeader?: 'primary' | 'list';
+  failureModeA?: 'FailClose' | 'FailOpen';
+  eppConnectTimeoutMs?: number;
+  maxMessageBytes?: number;
+  /** Listen address (default 127.0.0.1:0). */
+  listen?: string;
+  /** Start without a routing snapshot (not ready). */
+  noSnapshot?: boolean;
+  standin?: StandinClientOptions;
+}
+
+export interface Scenario {
+  readonly server: ExtProcServer;
+  readonly address: string;
+  readonly eppA: SimulatedEpp;
+  readonly eppB: SimulatedEpp;
+  readonly envoy: EnvoyStandin;
+  readonly observer: RecordingObserver;
+  readonly pool: EppClientPool;
+  setSnapshot(s: RoutingSnapshot | undefined): void;
+  /** Waits until the router and both EPPs have no open stream. */
+  settled(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function buildScenarioSnapshot(o: {
+  mode?: 'Endpoint' | 'Parent';
+  eppA: string;
+  eppB: string;
+  tls?: EppTlsInput;
+  failureModeA?: 'FailClose' | 'FailOpen';
+}): RoutingSnapshot {
+  const tls = o.tls ?? { enabled: false };
+  const cfg = config({
+    mode: o.mode ?? 'Endpoint',
+    clusters: [
+      { name: 'cluster-a', epp: { tls }, addressOverrides: { services: [{ namespace: NS, name: 'pool-a-epp', address: o.eppA }] } },
+      { name: 'cluster-b', epp: { tls }, addressOverrides: { services: [{ namespace: NS, name: 'pool-b-epp', address: o.eppB }] } },
+    ],
+  });
+  const a = [
+    gateway('inf-gw', { addresses: ['10.1.0.100'] }),
+    pool('pool-a', { failureMode: o.failureModeA ?? 'FailClose' }),
+    poolImport('pool-b', [['cluster-b']]),
+    route('local', [rule([poolRef('pool-a')])], { hostnames: ['local.example'] }),
+    route('remote', [rule([importRef('pool-b')])], { hostnames: ['remote.example'] }),
+    route('missing', [rule([poolRef('ghost')])], { hostnames: ['missing.example'] }),
+  ];
+  const b = [pool('pool-b', { exported: true, parents: [parentRef('gw-b')] }), gateway('gw-b', { addresses: ['10.2.0.100'] })];
+  return buildSnapshot({ config: cfg, clusters: [state('cluster-a', a), state('cluster-b', b)], version: 1 }).snapshot;
+}
+
+export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> {
+  const tls = o.eppTls ?? { enabled: false };
+  const eppA = await startSimulatedEpp({ endpoints: POOL_A_ENDPOINTS, tls: tls.enabled, ...o.eppA });
+  const eppB = await startSimulatedEpp({ endpoints: POOL_B_ENDPOINTS, tls: tls.enabled, ...o.eppB });
+  let snapshot: RoutingSnapshot | undefined = o.noSnapshot
+    ? undefined
+    : buildScenarioSnapshot({ mode: o.mode, eppA: eppA.address, eppB: eppB.address, tls, failureModeA: o.failureModeA });
+  const observer = new RecordingObserver();
+  const settings = {
+    maxMessageBytes: o.maxMessageBytes ?? 16 * 1024 * 1024,
+    destinationHeader: o.destinationHeader ?? 'primary',
+    eppConnectTimeoutMs: o.eppConnectTimeoutMs ?? 2000,
+    drainTimeoutMs: 5000,
+  } as const;
+  const pool = new EppClientPool({ maxMessageBytes: settings.maxMessageBytes, connectTimeoutMs: settings.eppConnectTimeoutMs });
+  const server = createExtProcServer({
+    snapshot: () => snapshot,
+    settings,
+    random: seededRandom(7),
+    eppClients: pool,
+    observer,
+    logger: pino({ level: 'silent' }),
+  });
+  const address = await server.bind(o.listen ?? '127.0.0.1:0');
+  server.setServing(true);
+  const envoy = createEnvoyStandin(address, o.standin);
+  return {
+    server,
+    address,
+    eppA,
+    eppB,
+    envoy,
+    observer,
+    pool,
+    setSnapshot(s) {
+      snapshot = s;
+    },
+    async settled(timeoutMs = 5000) {
+      await waitFor(
+        () => server.activeStreams() === 0 && eppA.counters.openStreams === 0 && eppB.counters.openStreams === 0,
+        timeoutMs,
+        () => `router ${server.activeStreams()}, eppA ${eppA.counters.openStreams}, eppB ${eppB.counters.openStreams} open streams`,
+      );
+    },
+    async stop() {
+      envoy.close();
+      await server.close();
+      pool.close();
+      await eppA.stop();
+      await eppB.stop();
+    },
+  };
+}
+
+/** A TCP server that accepts and never answers: a TLS handshake to it hangs (a black-holed EPP). */
+export async function blackHole(): Promise<{ address: string; close(): void }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    address: `127.0.0.1:${port}`,
+    close() {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
+
+export async function waitFor(cond: () => boolean, timeoutMs: number, what: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A JSON object body of exactly `size` bytes (the simulated EPP parses request bodies as JSON). */
+export function jsonBody(size: number): Buffer {
+  if (size === 0) return Buffer.alloc(0);
+  const head = '{"model":"m","prompt":"';
+  const tail = '"}';
+  const pad = size - head.length - tail.length;
+  if (pad < 0) throw new Error(`body size ${size} too small for a JSON object`);
+  return Buffer.from(head + 'p'.repeat(pad) + tail);
+}
+
+/** Splits a body into data frames of `frame` bytes. */
+export function frames(b: Buffer, frame = 64 * 1024): Buffer[] {
+  const out: Buffer[] = [];
+  for (let off = 0; off < b.length; off += frame) out.push(b.subarray(off, off + frame));
+  return out;
+}
