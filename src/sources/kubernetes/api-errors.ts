@@ -1,0 +1,71 @@
+/**
+ * Classifies failures from the Kubernetes API (generated clients throw
+ * ApiException with `code`, Watch reports `statusCode`, transport errors have
+ * neither) into the reasons the router reports.
+ */
+import type { ResourceSpec } from './resources.js';
+import { resourceName } from './resources.js';
+
+export type FailureReason = 'connect' | 'auth' | 'missing-crd' | 'gone' | 'conflict' | 'not-found' | 'internal';
+
+export interface Failure {
+  readonly reason: FailureReason;
+  readonly status?: number;
+  readonly message: string;
+}
+
+export function httpStatusOf(err: unknown): number | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  const e = err as { code?: unknown; statusCode?: unknown };
+  if (typeof e.statusCode === 'number') return e.statusCode;
+  if (typeof e.code === 'number') return e.code;
+  return undefined;
+}
+
+/** The Status message the server sent, if any. */
+function serverMessage(err: unknown): string | undefined {
+  const body = (err as { body?: unknown }).body;
+  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
+    return (body as { message: string }).message;
+  }
+  if (typeof body === 'string' && body.length > 0) {
+    try {
+      const parsed = JSON.parse(body) as { message?: unknown };
+      if (typeof parsed.message === 'string') return parsed.message;
+    } catch {
+      return body.slice(0, 300);
+    }
+  }
+  return undefined;
+}
+
+function transportMessage(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as { cause?: unknown }).cause;
+  const c = cause instanceof Error ? `: ${(cause as NodeJS.ErrnoException).code ?? cause.message}` : '';
+  return `${err.message}${c}`;
+}
+
+/** `spec` names the resource, so a 404 on a collection reads as "CRD not installed". */
+export function classifyError(err: unknown, spec?: ResourceSpec): Failure {
+  const status = httpStatusOf(err);
+  if (status === undefined) return { reason: 'connect', message: transportMessage(err) };
+  const detail = serverMessage(err) ?? (err instanceof Error ? err.message : String(err));
+  const what = spec ? `${spec.kind} (${resourceName(spec)})` : 'request';
+  switch (status) {
+    case 401:
+      return { reason: 'auth', status, message: `${what}: unauthorized (401): credentials rejected` };
+    case 403:
+      return { reason: 'auth', status, message: `${what}: forbidden (403): ${detail}` };
+    case 404:
+      return spec
+        ? { reason: 'missing-crd', status, message: `${what} is not served by the API server (CRD not installed?): ${detail}` }
+        : { reason: 'not-found', status, message: detail };
+    case 409:
+      return { reason: 'conflict', status, message: detail };
+    case 410:
+      return { reason: 'gone', status, message: `${what}: resourceVersion expired (410 Gone)` };
+    default:
+      return { reason: status >= 500 || status === 429 ? 'connect' : 'internal', status, message: `${what}: HTTP ${status}: ${detail}` };
+  }
+}

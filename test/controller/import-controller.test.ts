@@ -1,0 +1,160 @@
+/**
+ * End to end against the API server stand-in: KubernetesSource -> snapshot
+ * builder -> import controller (two replicas, leader election) -> status writes.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { startImportController, type ImportControllerHandle } from '../../src/controller/import-controller.js';
+import type { RawControllerEntry } from '../../src/controller/import-status.js';
+import { buildSnapshot } from '../../src/snapshot/build.js';
+import type { RoutingSnapshot } from '../../src/snapshot/types.js';
+import type { KubernetesSource } from '../../src/sources/kubernetes/kubernetes-source.js';
+import type { ClusterState } from '../../src/sources/types.js';
+import { KubeEnv, exportEntry, gateway, importObj, pool, route, service, silent, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
+
+const ME = 'mcip-router.dev/import-controller';
+const EXPORTER = exportEntry('example.com/export-controller', ['cluster-a']);
+
+class Replica {
+  state: ClusterState | undefined;
+  snapshot: RoutingSnapshot | undefined;
+  controller: ImportControllerHandle | undefined;
+  private readonly listeners = new Set<() => void>();
+  private version = 0;
+  private readonly source: KubernetesSource;
+
+  constructor(
+    env: KubeEnv,
+    private readonly config: RouterConfig,
+  ) {
+    this.source = env.source();
+  }
+
+  async start(): Promise<this> {
+    await this.source.start({
+      onState: (s) => {
+        this.state = s;
+        this.snapshot = buildSnapshot({ config: this.config, clusters: [s], version: ++this.version }).snapshot;
+        for (const l of this.listeners) l();
+      },
+      onError: () => undefined,
+    });
+    this.controller = await startImportController({
+      config: this.config,
+      kubeConfig: this.source.kubeConfig!,
+      logger: silent,
+      getSnapshot: () => this.snapshot,
+      getLocalState: () => this.state,
+      onSnapshot: (l) => {
+        this.listeners.add(l);
+        return () => this.listeners.delete(l);
+      },
+    });
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await this.controller?.stop();
+    await this.source.stop();
+  }
+}
+
+function config(env: KubeEnv, identity: string): RouterConfig {
+  return routerConfigSchema.parse({
+    clusterName: 'cluster-a',
+    gateways: [{ namespace: 'default', name: 'gw' }],
+    clusters: [{ name: 'cluster-a', kubernetes: { kubeconfig: env.kubeconfig } }],
+    controller: {
+      leaderElection: { leaseNamespace: 'mcip', leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100, identity },
+    },
+  });
+}
+
+let env: KubeEnv;
+const replicas: Replica[] = [];
+beforeEach(async () => {
+  env = await new KubeEnv().start();
+  env.server.create('gateways', gateway('gw'));
+  env.server.create('inferencepools', pool('llm'));
+  env.server.create('services', service('llm-epp'));
+  env.server.create('inferencepoolimports', importObj('llm', [EXPORTER]));
+  env.server.create('httproutes', route('r1', 'gw', [{ kind: 'InferencePoolImport', name: 'llm' }]));
+});
+afterEach(async () => {
+  await Promise.all(replicas.splice(0).map((r) => r.stop()));
+  await env.close();
+});
+
+async function replica(identity: string): Promise<Replica> {
+  const r = await new Replica(env, config(env, identity)).start();
+  replicas.push(r);
+  return r;
+}
+
+const controllers = () =>
+  ((env.server.get('inferencepoolimports', 'default', 'llm')?.status as { controllers: Record<string, unknown>[] }).controllers ?? []);
+const ours = () => controllers().find((c) => c.name === ME) as RawControllerEntry | undefined;
+const statusWrites = () => env.server.writes('inferencepoolimports', 'status').length;
+
+describe('import controller (end to end)', () => {
+  it('writes, updates and removes our entry; the exporter entry is never touched', async () => {
+    expect(config(env, 'x').controller.name).toBe(ME);
+    await replica('replica-a');
+    await waitFor(() => ours(), 3000, 'our entry');
+    const entry = ours()!;
+    expect(entry.parents).toHaveLength(1);
+    expect(entry.parents[0]?.parentRef).toEqual({ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'default', name: 'gw' });
+    expect(entry.parents[0]?.conditions.map((c) => [c.type, c.status, c.reason, c.observedGeneration])).toEqual([
+      ['Accepted', 'True', 'Accepted', 1],
+      ['ResolvedRefs', 'True', 'ResolvedRefs', 1],
+    ]);
+    expect(controllers()[0]).toEqual(EXPORTER);
+
+    // Converged: more snapshots (unrelated change) cause no status write.
+    const settled = statusWrites();
+    env.server.create('services', service('unrelated'));
+    await sleep(400);
+    expect(statusWrites()).toBe(settled);
+
+    // The EPP Service disappears: the import cannot be used.
+    env.server.delete('services', 'default', 'llm-epp');
+    await waitFor(() => ours()?.parents[0]?.conditions[0]?.status === 'False', 2000, 'Accepted False');
+    const [accepted, resolved] = ours()!.parents[0]!.conditions;
+    expect(accepted?.reason).toBe('NoUsableClusters');
+    expect(resolved?.status).toBe('False');
+    expect(resolved?.message).toContain('llm-epp');
+
+    // Unreferenced: our entry goes, the exporter's stays.
+    env.server.delete('httproutes', 'default', 'r1');
+    await waitFor(() => ours() === undefined, 2000, 'entry removed');
+    expect(controllers()).toEqual([EXPORTER]);
+  });
+
+  it('two replicas: only the leader writes; when it stops the other takes over', async () => {
+    const a = await replica('replica-a');
+    await waitFor(() => a.controller?.isLeader(), 2000, 'a leads');
+    const b = await replica('replica-b');
+    await waitFor(() => ours(), 3000, 'our entry');
+    await sleep(300);
+    expect(b.controller?.isLeader()).toBe(false);
+    expect(b.controller?.counts().written).toBe(0);
+    expect(a.controller?.counts().written).toBe(1);
+
+    await a.stop();
+    await waitFor(() => b.controller?.isLeader(), 2000, 'b leads');
+    env.server.delete('httproutes', 'default', 'r1');
+    await waitFor(() => ours() === undefined, 2000, 'removed by b');
+    expect(b.controller?.counts().removed).toBe(1);
+    expect(controllers()).toEqual([EXPORTER]);
+  });
+
+  it('does not write while the local cluster is stale', async () => {
+    const a = await replica('replica-a');
+    await waitFor(() => ours(), 3000, 'our entry');
+    await env.server.down();
+    await waitFor(() => a.state?.stale === true, 2000, 'stale');
+    expect((await a.controller!.reconcile()).skipped).toBe('local-stale');
+    await env.server.up();
+    await waitFor(() => a.state?.stale === false, 3000, 'recovered');
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * One watch stream of the API server stand-in: newline-delimited JSON events
+ * over a chunked HTTP response, with the real server's resourceVersion rules.
+ *
+ * - resourceVersion unset or "0": synthetic ADDED for every current object, then live events.
+ * - resourceVersion N: every event after N, then live events; N older than the
+ *   compacted history -> 410 Gone (an ERROR event in a 200 stream, or HTTP 410).
+ * - allowWatchBookmarks=true: BOOKMARK events (on demand) carrying the current resourceVersion.
+ * - timeoutSeconds: the server ends the stream cleanly after that long.
+ */
+import type { ServerResponse } from 'node:http';
+import type { KubeObj, KubeStore, ResourceDef, StoreEvent } from './kube-apiserver-store.js';
+import { apiVersionOf } from './kube-apiserver-store.js';
+
+export interface WatchStream {
+  readonly plural: string;
+  readonly namespace: string | undefined;
+  bookmark(rv: number): void;
+  close(how: 'destroy' | 'end'): void;
+}
+
+export interface WatchRequest {
+  readonly def: ResourceDef;
+  readonly namespace: string | undefined;
+  readonly store: KubeStore;
+  readonly query: URLSearchParams;
+  readonly goneMode: 'event' | 'http';
+}
+
+const GONE = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  message: 'too old resource version',
+  reason: 'Expired',
+  code: 410,
+};
+
+export function startWatch(res: ServerResponse, w: WatchRequest): WatchStream {
+  const { def, namespace, store, query } = w;
+  const rvParam = query.get('resourceVersion') ?? '';
+  const bookmarks = query.get('allowWatchBookmarks') === 'true';
+  const timeoutSeconds = Number(query.get('timeoutSeconds') ?? 0);
+  let closed = false;
+  let unsubscribe: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const write = (type: string, object: object): void => {
+    if (!closed) res.write(`${JSON.stringify({ type, object })}\n`);
+  };
+  const finish = (how: 'destroy' | 'end'): void => {
+    if (closed) return;
+    closed = true;
+    unsubscribe?.();
+    if (timer) clearTimeout(timer);
+    if (how === 'destroy') res.destroy();
+    else res.end();
+  };
+  const stream: WatchStream = {
+    plural: def.plural,
+    namespace,
+    bookmark(rv) {
+      if (bookmarks) write('BOOKMARK', { kind: def.kind, apiVersion: apiVersionOf(def), metadata: { resourceVersion: String(rv) } });
+    },
+    close: finish,
+  };
+  res.on('close', () => {
+    closed = true;
+    unsubscribe?.();
+    if (timer) clearTimeout(timer);
+  });
+
+  const from = rvParam === '' || rvParam === '0' ? undefined : Number(rvParam);
+  if (from !== undefined && (!Number.isFinite(from) || from < store.compacted)) {
+    if (w.goneMode === 'http') {
+      const text = JSON.stringify(GONE);
+      res.writeHead(410, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      closed = true;
+      return stream;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    write('ERROR', GONE);
+    finish('end');
+    return stream;
+  }
+
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.flushHeaders();
+  // Replay and subscribe in the same tick: the store emits synchronously, so nothing falls in between.
+  if (from === undefined) {
+    for (const o of store.list(def.plural, namespace)) write('ADDED', withType(def, o));
+  } else {
+    for (const e of store.eventsSince(def.plural, from, namespace)) write(e.type, withType(def, e.object));
+  }
+  unsubscribe = store.subscribe((e: StoreEvent) => {
+    if (e.plural === def.plural && (namespace === undefined || e.namespace === namespace)) write(e.type, withType(def, e.object));
+  });
+  if (timeoutSeconds > 0) timer = setTimeout(() => finish('end'), timeoutSeconds * 1000);
+  return stream;
+}
+
+function withType(def: ResourceDef, o: KubeObj): KubeObj {
+  return { ...o, kind: def.kind, apiVersion: apiVersionOf(def) };
+}

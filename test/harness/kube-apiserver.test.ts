@@ -1,0 +1,136 @@
+/** The API server stand-in behaves like kube-apiserver for what the router uses (raw HTTP). */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KubeApiServer } from './kube-apiserver.js';
+import { jsonPatch, mergePatch } from './kube-apiserver-patch.js';
+
+let server: KubeApiServer;
+beforeEach(async () => {
+  server = new KubeApiServer();
+  await server.start();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+const POOLS = '/apis/inference.networking.k8s.io/v1/namespaces/default/inferencepools';
+const pool = (name: string) => ({ apiVersion: 'inference.networking.k8s.io/v1', kind: 'InferencePool', metadata: { name, namespace: 'default' }, spec: { a: 1 } });
+
+async function call(method: string, path: string, body?: unknown, contentType = 'application/json') {
+  const res = await fetch(`${server.url}${path}`, { method, headers: { 'content-type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+/** Reads watch events until `n` arrived (or the stream ended). */
+async function watchEvents(path: string, n: number): Promise<{ type: string; object: Record<string, any> }[]> {
+  const ctrl = new AbortController();
+  const res = await fetch(`${server.url}${path}`, { signal: ctrl.signal });
+  const events: { type: string; object: Record<string, any> }[] = [];
+  let buf = '';
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buf += decoder.decode(chunk);
+      let i: number;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        events.push(JSON.parse(buf.slice(0, i)));
+        buf = buf.slice(i + 1);
+      }
+      if (events.length >= n) break;
+    }
+  } finally {
+    ctrl.abort();
+  }
+  return events;
+}
+
+describe('KubeApiServer', () => {
+  it('lists with a ListMeta resourceVersion; rv increases globally', async () => {
+    const a = server.create('inferencepools', pool('a'));
+    const s = server.create('services', { metadata: { name: 's', namespace: 'default' }, spec: {} });
+    expect(Number(s.metadata.resourceVersion)).toBeGreaterThan(Number(a.metadata.resourceVersion));
+    const list = await call('GET', POOLS);
+    expect(list.body).toMatchObject({ kind: 'InferencePoolList', metadata: { resourceVersion: s.metadata.resourceVersion }, items: [{ metadata: { name: 'a' } }] });
+  });
+
+  it('watch from a resourceVersion replays later events; from "" sends ADDED for current objects', async () => {
+    const a = server.create('inferencepools', pool('a'));
+    server.create('inferencepools', pool('b'));
+    server.delete('inferencepools', 'default', 'a');
+    const replay = await watchEvents(`${POOLS}?watch=true&resourceVersion=${a.metadata.resourceVersion}`, 2);
+    expect(replay.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED b', 'DELETED a']);
+    const fresh = await watchEvents(`${POOLS}?watch=true`, 1);
+    expect(fresh.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED b']);
+  });
+
+  it('410 after compaction: ERROR event, or HTTP 410', async () => {
+    const a = server.create('inferencepools', pool('a'));
+    server.create('inferencepools', pool('b'));
+    server.compact();
+    const ev = await watchEvents(`${POOLS}?watch=true&resourceVersion=${a.metadata.resourceVersion}`, 1);
+    expect(ev[0]).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410 } });
+    server.goneMode = 'http';
+    expect((await call('GET', `${POOLS}?watch=true&resourceVersion=${a.metadata.resourceVersion}`)).status).toBe(410);
+  });
+
+  it('generation bumps on spec changes only; /status changes only status', async () => {
+    const a = server.create('inferencepools', pool('a'));
+    const labelled = await call('PUT', `${POOLS}/a`, { ...a, metadata: { ...a.metadata, labels: { x: 'y' } } });
+    expect(labelled.body.metadata.generation).toBe(1);
+    const spec = await call('PATCH', `${POOLS}/a`, { spec: { a: 2 }, status: { ignored: true } }, 'application/merge-patch+json');
+    expect(spec.body).toMatchObject({ metadata: { generation: 2 }, spec: { a: 2 } });
+    expect(spec.body.status).toBeUndefined();
+    const st = await call('PATCH', `${POOLS}/a/status`, { spec: { a: 3 }, status: { ok: true } }, 'application/merge-patch+json');
+    expect(st.body).toMatchObject({ metadata: { generation: 2 }, spec: { a: 2 }, status: { ok: true } });
+  });
+
+  it('resourceVersion conflicts -> 409 for PUT, merge-patch and json-patch; failed test op -> 422', async () => {
+    const a = server.create('inferencepools', pool('a'));
+    server.update('inferencepools', { ...a, spec: { a: 5 } });
+    expect((await call('PUT', `${POOLS}/a/status`, { ...a, status: { x: 1 } })).status).toBe(409);
+    expect((await call('PATCH', `${POOLS}/a/status`, { metadata: { resourceVersion: a.metadata.resourceVersion }, status: { x: 1 } }, 'application/merge-patch+json')).status).toBe(409);
+    expect((await call('PATCH', `${POOLS}/a`, [{ op: 'replace', path: '/metadata/resourceVersion', value: a.metadata.resourceVersion }], 'application/json-patch+json')).status).toBe(409);
+    expect((await call('PATCH', `${POOLS}/a`, [{ op: 'test', path: '/spec/a', value: 1 }], 'application/json-patch+json')).status).toBe(422);
+    expect((await call('PATCH', `${POOLS}/a`, { spec: {} }, 'application/strategic-merge-patch+json')).status).toBe(415);
+  });
+
+  it('403 and "not installed" 404 toggles; 404 for unknown objects', async () => {
+    server.forbid('inferencepools');
+    expect(await call('GET', POOLS)).toMatchObject({ status: 403, body: { reason: 'Forbidden' } });
+    server.allow('inferencepools');
+    server.uninstall('inferencepools');
+    expect((await call('GET', POOLS)).status).toBe(404);
+    server.install('inferencepools');
+    expect((await call('GET', `${POOLS}/missing`)).status).toBe(404);
+  });
+
+  it('leases: create, read, conflicting replace', async () => {
+    const path = '/apis/coordination.k8s.io/v1/namespaces/mcip/leases';
+    const created = await call('POST', path, { metadata: { name: 'l' }, spec: { holderIdentity: 'a' } });
+    expect(created.status).toBe(201);
+    expect((await call('POST', path, { metadata: { name: 'l' }, spec: {} })).status).toBe(409);
+    const ok = await call('PUT', `${path}/l`, { ...created.body, spec: { holderIdentity: 'b' } });
+    expect(ok.status).toBe(200);
+    expect((await call('PUT', `${path}/l`, { ...created.body, spec: { holderIdentity: 'c' } })).status).toBe(409);
+  });
+
+  it('down/up keeps the port and the data', async () => {
+    server.create('inferencepools', pool('a'));
+    const url = server.url;
+    await server.down();
+    await expect(fetch(`${url}${POOLS}`)).rejects.toThrow();
+    await server.up();
+    expect(server.url).toBe(url);
+    expect((await call('GET', POOLS)).body.items).toHaveLength(1);
+  });
+});
+
+describe('patch helpers', () => {
+  it('merge patch: null deletes, arrays replace', () => {
+    expect(mergePatch({ a: 1, b: [1, 2], c: { d: 1, e: 2 } }, { a: null, b: [3], c: { e: null, f: 1 } })).toEqual({ b: [3], c: { d: 1, f: 1 } });
+  });
+  it('json patch: add/remove/replace/move/copy/test', () => {
+    const doc = { a: [1, 2], b: { c: 1 } };
+    expect(jsonPatch(doc, [{ op: 'add', path: '/a/-', value: 3 }, { op: 'remove', path: '/a/0' }, { op: 'replace', path: '/b/c', value: 2 }, { op: 'copy', from: '/b', path: '/d' }, { op: 'move', from: '/d/c', path: '/e' }, { op: 'test', path: '/e', value: 2 }])).toEqual({ a: [2, 3], b: { c: 2 }, d: {}, e: 2 });
+    expect(doc).toEqual({ a: [1, 2], b: { c: 1 } });
+  });
+});

@@ -1,0 +1,212 @@
+/**
+ * A Kubernetes API server stand-in over real HTTP (127.0.0.1, port 0), behaving
+ * like kube-apiserver for what mcip-router uses: list (ListMeta resourceVersion,
+ * limit/continue), chunked watch streams (ADDED/MODIFIED/DELETED/BOOKMARK, 410
+ * Gone), GET/PUT/PATCH/POST/DELETE on objects and on /status with
+ * resourceVersion conflicts, Leases, per-resource 403, "CRD not installed" 404,
+ * dropped watches and whole-server down/up on the same port.
+ */
+import type { Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ApiState, RequestRecord, WriteContext } from './kube-apiserver-http.js';
+import { handleRequest, sendError } from './kube-apiserver-http.js';
+import type { KubeObj, ResourceDef } from './kube-apiserver-store.js';
+import { KubeStore, RESOURCES } from './kube-apiserver-store.js';
+import type { WatchStream } from './kube-apiserver-watch.js';
+
+export { RESOURCES, type KubeObj, type RequestRecord, type WriteContext };
+export { writeKubeconfig, type KubeconfigOptions } from './kube-apiserver-kubeconfig.js';
+
+export interface KubeApiServerOptions {
+  /** Require "Authorization: Bearer <token>" (401 otherwise). */
+  readonly token?: string;
+  /** How an expired resourceVersion on watch is answered: an ERROR event in a 200 stream (default, like the watch cache) or HTTP 410. */
+  readonly goneMode?: 'event' | 'http';
+}
+
+export class KubeApiServer {
+  readonly store = new KubeStore();
+  readonly requests: RequestRecord[] = [];
+  private server: Server | undefined;
+  private port = 0;
+  private readonly sockets = new Set<Socket>();
+  private readonly watches = new Set<WatchStream>();
+  private readonly uninstalled = new Set<string>();
+  private readonly forbidden = new Set<string>();
+  private readonly writeHooks: ((ctx: WriteContext) => void | Promise<void>)[] = [];
+  goneMode: 'event' | 'http';
+
+  constructor(private readonly options: KubeApiServerOptions = {}) {
+    this.goneMode = options.goneMode ?? 'event';
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<string> {
+    await this.listen();
+    return this.url;
+  }
+
+  /** Closes the listener and every connection (watches included): the cluster is unreachable. */
+  async down(): Promise<void> {
+    const s = this.server;
+    this.server = undefined;
+    if (!s) return;
+    for (const w of this.watches) w.close('destroy');
+    for (const sock of this.sockets) sock.destroy();
+    await new Promise<void>((r) => s.close(() => r()));
+  }
+
+  /** Listens again on the same port; the stored objects and resourceVersions are kept. */
+  async up(): Promise<void> {
+    if (this.server) return;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.listen();
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt > 50) throw err;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.down();
+  }
+
+  /** Drops open watch connections (all, or one resource's): 'destroy' resets the socket, 'end' closes the stream cleanly. */
+  dropWatches(plural?: string, how: 'destroy' | 'end' = 'destroy'): number {
+    let n = 0;
+    for (const w of [...this.watches]) {
+      if (plural === undefined || w.plural === plural) {
+        w.close(how);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Open watch streams (per resource, or all). */
+  watchCount(plural?: string): number {
+    return [...this.watches].filter((w) => plural === undefined || w.plural === plural).length;
+  }
+
+  /** Sends a BOOKMARK to every watch that asked for them. */
+  bookmark(): void {
+    for (const w of this.watches) w.bookmark(this.store.resourceVersion);
+  }
+
+  /** Drops the event history: resuming a watch from an older resourceVersion now gets 410. */
+  compact(): void {
+    this.store.compact();
+  }
+
+  /** "Uninstalls" a CRD: every request for it gets 404, its watches end, its objects are gone. */
+  uninstall(plural: string): void {
+    this.uninstalled.add(plural);
+    this.store.purge(plural);
+    this.dropWatches(plural, 'end');
+  }
+
+  install(plural: string): void {
+    this.uninstalled.delete(plural);
+  }
+
+  /** Every request for the resource gets 403 until allow(). Open watches end. */
+  forbid(plural: string): void {
+    this.forbidden.add(plural);
+    this.dropWatches(plural, 'end');
+  }
+
+  allow(plural: string): void {
+    this.forbidden.delete(plural);
+  }
+
+  /** Runs before each write request is applied (e.g. to make a concurrent change that causes a 409). Returns a remover. */
+  onWrite(hook: (ctx: WriteContext) => void | Promise<void>): () => void {
+    this.writeHooks.push(hook);
+    return () => {
+      const i = this.writeHooks.indexOf(hook);
+      if (i >= 0) this.writeHooks.splice(i, 1);
+    };
+  }
+
+  writes(plural?: string, subresource?: string): RequestRecord[] {
+    return this.requests.filter(
+      (r) => ['PUT', 'PATCH', 'POST', 'DELETE'].includes(r.method) && (plural === undefined || r.plural === plural) && r.subresource === subresource,
+    );
+  }
+
+  // ---- object helpers for tests (no HTTP) ----
+
+  def(plural: string): ResourceDef {
+    const d = RESOURCES.find((r) => r.plural === plural);
+    if (!d) throw new Error(`unknown resource ${plural}`);
+    return d;
+  }
+
+  create(plural: string, obj: object): KubeObj {
+    return this.store.create(this.def(plural), obj as KubeObj);
+  }
+
+  /** Replaces spec/metadata (no resourceVersion check unless the object carries one). */
+  update(plural: string, obj: object): KubeObj {
+    return this.store.update(this.def(plural), obj as KubeObj);
+  }
+
+  updateStatus(plural: string, obj: object): KubeObj {
+    return this.store.update(this.def(plural), obj as KubeObj, 'status');
+  }
+
+  delete(plural: string, namespace: string, name: string): KubeObj {
+    return this.store.delete(this.def(plural), namespace, name);
+  }
+
+  get(plural: string, namespace: string, name: string): KubeObj | undefined {
+    return this.store.get(plural, namespace, name);
+  }
+
+  // ---- HTTP ----
+
+  private listen(): Promise<void> {
+    const server = createServer((req, res) => {
+      handleRequest(this.state, req, res).catch((err: unknown) => sendError(res, err));
+    });
+    server.on('connection', (sock) => {
+      this.sockets.add(sock);
+      sock.on('close', () => this.sockets.delete(sock));
+    });
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => {
+        server.off('error', reject);
+        const addr = server.address();
+        if (addr && typeof addr === 'object') this.port = addr.port;
+        this.server = server;
+        resolve();
+      });
+    });
+  }
+
+  private get state(): ApiState {
+    return {
+      store: this.store,
+      requests: this.requests,
+      token: this.options.token,
+      goneMode: this.goneMode,
+      uninstalled: this.uninstalled,
+      forbidden: this.forbidden,
+      runHooks: async (ctx) => {
+        for (const h of [...this.writeHooks]) await h(ctx);
+      },
+      addWatch: (w: WatchStream, res: ServerResponse) => {
+        this.watches.add(w);
+        res.on('close', () => this.watches.delete(w));
+      },
+    };
+  }
+}
