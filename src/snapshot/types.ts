@@ -5,6 +5,7 @@
  */
 import type { RoutingMode, TlsConfig } from '../config/schema.js';
 import type { FailureMode, HTTPRouteMatch } from '../model/types.js';
+import type { PickPolicy } from '../picker/policy.js';
 
 export interface NamespacedName {
   readonly namespace: string;
@@ -86,6 +87,8 @@ export interface RouteRule {
   readonly backends: readonly BackendGroup[];
   /** Sum of all backend weights (invalid backends included: their share gets 500). */
   readonly totalWeight: number;
+  /** Pick policy from the HTTPRoute's mcip-router.dev/pick-policy annotation; absent: the router config's picker.defaultPolicy. */
+  readonly policy?: PickPolicy;
 }
 
 export interface RouteSummary {

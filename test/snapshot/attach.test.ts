@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../src/model/types.js';
+import type { Diagnostic } from '../../src/snapshot/types.js';
+import { build, config, gateway, listener, LOCAL, localPool, parentRef, poolRef, route, rule, servedGateway } from './fixtures.js';
+
+const cfg = config();
+const backend = localPool('llm-pool');
+
+function attached(objects: KubeObject[]) {
+  const { snapshot, diagnostics } = build(cfg, { [LOCAL]: [...backend, ...objects] });
+  return { routes: snapshot.routes, diagnostics };
+}
+
+const reasons = (ds: readonly Diagnostic[]) => ds.map((d) => d.reason);
+const r = (name: string, o: Parameters<typeof route>[2] = {}) => route(name, [rule([poolRef('llm-pool')])], o);
+
+describe('route attachment', () => {
+  it('attaches a route whose parentRef names a served Gateway (namespace defaults to the route)', () => {
+    const { routes } = attached([servedGateway(), r('a')]);
+    expect(routes.map((x) => x.route.name)).toEqual(['a']);
+    expect(routes[0]!.parents).toEqual(['example/inf-gw']);
+  });
+
+  it('ignores routes for other Gateways, other kinds and other groups without diagnostics', () => {
+    const { routes, diagnostics } = attached([
+      servedGateway(),
+      r('other-gw', { parentRefs: [parentRef('other')] }),
+      r('other-ns', { parentRefs: [parentRef('inf-gw', { namespace: 'elsewhere' })] }),
+      r('other-kind', { parentRefs: [parentRef('inf-gw', { kind: 'Service', group: '' })] }),
+    ]);
+    expect(routes).toEqual([]);
+    expect(diagnostics.filter((d) => d.subject.includes('HTTPRoute'))).toEqual([]);
+  });
+
+  it('an explicit parentRef namespace must name the served Gateway', () => {
+    const { routes } = attached([
+      servedGateway(),
+      r('cross', { ns: 'team', parentRefs: [parentRef('inf-gw', { namespace: 'example' })] }),
+    ]);
+    expect(routes.map((x) => x.route.name)).toEqual(['cross']);
+  });
+
+  it('reads HTTPRoutes from the local cluster only', () => {
+    const { snapshot } = build(cfg, { [LOCAL]: [...backend, servedGateway()], 'cluster-b': [r('remote')] });
+    expect(snapshot.routes).toEqual([]);
+  });
+
+  it('attaches anyway, with an info GatewayNotFound, when the served Gateway object is absent', () => {
+    const { routes, diagnostics } = attached([r('a', { hostnames: ['My.Model.com'], parentRefs: [parentRef('inf-gw', { sectionName: 'nope' })] })]);
+    expect(routes.map((x) => x.hostnames)).toEqual([['my.model.com']]);
+    const d = diagnostics.find((x) => x.reason === 'GatewayNotFound');
+    expect(d?.severity).toBe('info');
+    expect(d?.subject).toBe('cluster-a: Gateway example/inf-gw');
+  });
+
+  it('honours sectionName and port against the listeners', () => {
+    const gw = servedGateway([
+      listener('http', { port: 80, hostname: 'a.example.com', allowedRoutes: { namespaces: { from: 'All' } } }),
+      listener('alt', { port: 8080, hostname: 'b.example.com', allowedRoutes: { namespaces: { from: 'All' } } }),
+    ]);
+    const { routes, diagnostics } = attached([
+      gw,
+      r('by-section', { parentRefs: [parentRef('inf-gw', { sectionName: 'alt' })] }),
+      r('by-port', { parentRefs: [parentRef('inf-gw', { port: 80 })] }),
+      r('bad-section', { parentRefs: [parentRef('inf-gw', { sectionName: 'missing' })] }),
+      r('bad-port', { parentRefs: [parentRef('inf-gw', { sectionName: 'alt', port: 80 })] }),
+    ]);
+    expect(Object.fromEntries(routes.map((x) => [x.route.name, x.hostnames]))).toEqual({
+      'by-section': ['b.example.com'],
+      'by-port': ['a.example.com'],
+    });
+    const bad = diagnostics.filter((d) => d.reason === 'NoMatchingParent');
+    expect(bad.map((d) => d.subject).sort()).toEqual(['cluster-a: HTTPRoute example/bad-port', 'cluster-a: HTTPRoute example/bad-section']);
+    expect(bad[0]!.path).toBe('spec.parentRefs[0]');
+    expect(bad.find((d) => d.subject.endsWith('bad-section'))!.message).toContain('sectionName "missing"');
+  });
+
+  it('allowedRoutes from Same admits only the Gateway namespace', () => {
+    const gw = servedGateway([listener('http', { allowedRoutes: { namespaces: { from: 'Same' } } })]);
+    const ref = [parentRef('inf-gw', { namespace: 'example' })];
+    const { routes, diagnostics } = attached([gw, r('same'), r('other', { ns: 'team', parentRefs: ref })]);
+    expect(routes.map((x) => x.route.name)).toEqual(['same']);
+    const d = diagnostics.find((x) => x.reason === 'NotAllowedByListeners');
+    expect(d?.subject).toBe('cluster-a: HTTPRoute team/other');
+    expect(d?.message).toContain('from: Same');
+  });
+
+  it('allowedRoutes from All admits every namespace', () => {
+    const gw = servedGateway([listener('http', { allowedRoutes: { namespaces: { from: 'All' } } })]);
+    const { routes } = attached([gw, r('other', { ns: 'team', parentRefs: [parentRef('inf-gw', { namespace: 'example' })] })]);
+    expect(routes.map((x) => x.route.name)).toEqual(['other']);
+  });
+
+  it('allowedRoutes from Selector admits every namespace with a warning (namespaces are not read)', () => {
+    const gw = servedGateway([listener('http', { allowedRoutes: { namespaces: { from: 'Selector' } } })]);
+    const { routes, diagnostics } = attached([gw, r('other', { ns: 'team', parentRefs: [parentRef('inf-gw', { namespace: 'example' })] })]);
+    expect(routes.map((x) => x.route.name)).toEqual(['other']);
+    const d = diagnostics.find((x) => x.reason === 'SelectorNotEvaluated');
+    expect(d?.severity).toBe('warning');
+    expect(d?.path).toBe('spec.listeners[0].allowedRoutes.namespaces');
+  });
+
+  it('listeners that cannot carry HTTPRoutes do not attach', () => {
+    const gw = servedGateway([listener('tcp', { protocol: 'TCP', allowedRoutes: { namespaces: { from: 'All' } } })]);
+    const { routes, diagnostics } = attached([gw, r('a')]);
+    expect(routes).toEqual([]);
+    expect(reasons(diagnostics)).toContain('NotAllowedByListeners');
+  });
+
+  it('intersects route hostnames with the listener hostname (wildcards match one or more labels, never the bare domain)', () => {
+    const gw = servedGateway([listener('http', { hostname: '*.example.com', allowedRoutes: { namespaces: { from: 'All' } } })]);
+    const { routes, diagnostics } = attached([
+      gw,
+      r('mixed', { hostnames: ['a.example.com', 'x.y.example.com', 'example.com', 'other.org'] }),
+      r('none', { hostnames: [] }),
+      r('bare', { hostnames: ['example.com'] }),
+    ]);
+    expect(Object.fromEntries(routes.map((x) => [x.route.name, x.hostnames]))).toEqual({
+      mixed: ['a.example.com', 'x.y.example.com'],
+      none: ['*.example.com'],
+    });
+    const d = diagnostics.find((x) => x.reason === 'NoMatchingListenerHostname');
+    expect(d?.subject).toBe('cluster-a: HTTPRoute example/bare');
+  });
+
+  it('a route wildcard narrows to a more specific listener hostname', () => {
+    const gw = servedGateway([listener('http', { hostname: 'my.model.com', allowedRoutes: { namespaces: { from: 'All' } } })]);
+    const { routes } = attached([gw, r('w', { hostnames: ['*.model.com'] })]);
+    expect(routes[0]!.hostnames).toEqual(['my.model.com']);
+  });
+
+  it('unions hostnames over listeners and served Gateways; no restriction anywhere means any host', () => {
+    const gw = servedGateway([
+      listener('a', { hostname: 'a.com', allowedRoutes: { namespaces: { from: 'All' } } }),
+      listener('b', { hostname: 'b.com', allowedRoutes: { namespaces: { from: 'All' } } }),
+    ]);
+    const gw2 = gateway('gw2', { listeners: [listener('any')] });
+    const two = config({ gateways: [{ namespace: 'example', name: 'inf-gw' }, { namespace: 'example', name: 'gw2' }] });
+    const both = build(two, { [LOCAL]: [...backend, gw, gw2, r('r1'), r('r2', { parentRefs: [parentRef('inf-gw')] })] }).snapshot.routes;
+    expect(both.find((x) => x.route.name === 'r2')!.hostnames).toEqual(['a.com', 'b.com']);
+    const any = build(two, { [LOCAL]: [...backend, gw, gw2, r('r3', { parentRefs: [parentRef('inf-gw'), parentRef('gw2')] })] }).snapshot.routes;
+    expect(any[0]!.hostnames).toEqual([]);
+    expect(any[0]!.parents).toEqual(['example/inf-gw', 'example/gw2']);
+  });
+});
