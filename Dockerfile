@@ -1,0 +1,29 @@
+# mcip-router image: `node dist/src/main.js`, configured with --config FILE (the Helm chart
+# mounts /etc/mcip-router/router.yaml). Build from the repository root:
+#   docker build -t mcip-router:$(node -p 'require("./package.json").version') .
+
+# Build: install everything from the lockfile, compile, then drop the dev dependencies.
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# No install scripts: none of the runtime dependencies needs one.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --ignore-scripts
+
+# Runtime: the compiled router, its production dependencies and the protos it loads at start.
+FROM node:20-slim
+ENV NODE_ENV=production
+WORKDIR /app
+# A fixed non-root uid/gid (the chart's podSecurityContext runs as 10001:10001).
+RUN groupadd --system --gid 10001 mcip \
+ && useradd --system --uid 10001 --gid mcip --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin mcip
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist/src ./dist/src
+COPY protos ./protos
+USER 10001:10001
+# ext_proc (loopback by default) and the admin server (/healthz, /readyz, /metrics).
+EXPOSE 9002 9901
+ENTRYPOINT ["node", "dist/src/main.js"]

@@ -1,0 +1,78 @@
+{{/* Chart name, at most 63 characters. */}}
+{{- define "mcip-router.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Fully qualified app name: release-chart, unless the release name already holds the chart name. */}}
+{{- define "mcip-router.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "mcip-router.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mcip-router.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "mcip-router.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "mcip-router.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "mcip-router.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "mcip-router.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "mcip-router.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* The leader-election Lease; the router config and the Role both use these. */}}
+{{- define "mcip-router.leaseName" -}}
+{{- default (printf "%s-import-controller" (include "mcip-router.fullname" .)) .Values.controller.leaderElection.leaseName }}
+{{- end }}
+
+{{- define "mcip-router.leaseNamespace" -}}
+{{- default .Release.Namespace .Values.controller.leaderElection.leaseNamespace }}
+{{- end }}
+
+{{/* The router's ext_proc address: exactly what the bundled Envoy bootstraps dial. */}}
+{{- define "mcip-router.extProcListen" -}}
+{{- if eq .Values.router.transport "unix" }}
+{{- "unix:/var/run/mcip/extproc.sock" }}
+{{- else }}
+{{- "127.0.0.1:9002" }}
+{{- end }}
+{{- end }}
+
+{{- define "mcip-router.envoyBootstrap" -}}
+{{- if .Values.envoy.bootstrap }}
+{{- .Values.envoy.bootstrap }}
+{{- else if eq .Values.mode "Parent" }}
+{{- .Files.Get "files/envoy-parent-tls.yaml" }}
+{{- else if eq .Values.router.transport "unix" }}
+{{- .Files.Get "files/envoy-unix-socket.yaml" }}
+{{- else }}
+{{- .Files.Get "files/envoy.yaml" }}
+{{- end }}
+{{- end }}
+
+{{/* Where a remote member's kubeconfig Secret is mounted (argument: the member's name). */}}
+{{- define "mcip-router.memberDir" -}}
+{{- printf "/var/run/secrets/mcip-router/members/%s" . }}
+{{- end }}
+

@@ -1,0 +1,50 @@
+/**
+ * The Dockerfile (not buildable here: no Docker engine) copies what the build and the
+ * runtime need, runs the CLI entry point, and its user is the chart's.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXT_PROC_PROTO } from '../../src/protocol/proto-files.js';
+import { REPO } from './render-chart.js';
+
+const dockerfile = readFileSync(path.join(REPO, 'Dockerfile'), 'utf8');
+const ignored = readFileSync(path.join(REPO, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+const lines = dockerfile.split('\n').filter((l) => !l.startsWith('#'));
+/** Sources of `COPY` from the build context (not --from a stage). */
+const contextCopies = lines.filter((l) => l.startsWith('COPY ') && !l.includes('--from')).flatMap((l) => l.split(/\s+/).slice(1, -1));
+
+describe('Dockerfile', () => {
+  it('builds in a node:20-slim stage and runs in another', () => {
+    expect(lines.filter((l) => l.startsWith('FROM '))).toEqual(['FROM node:20-slim AS build', 'FROM node:20-slim']);
+    expect(dockerfile).toMatch(/RUN npm ci\b/);
+    expect(dockerfile).toMatch(/npm run build/);
+    expect(dockerfile).toMatch(/npm prune --omit=dev/);
+  });
+
+  it('copies every file the build script and npm ci read, and none of them is in .dockerignore', () => {
+    const project = /-p\s+(\S+)/.exec(pkg.scripts.build!)![1]!;
+    const tsconfig = JSON.parse(readFileSync(path.join(REPO, project), 'utf8')) as { extends?: string };
+    const needed = ['package.json', 'package-lock.json', project, ...(tsconfig.extends ? [path.normalize(tsconfig.extends)] : []), 'src', 'protos'];
+    for (const f of needed) {
+      expect(contextCopies, f).toContain(f);
+      expect(ignored, f).not.toContain(f);
+      expect(existsSync(path.join(REPO, f)), f).toBe(true);
+    }
+  });
+
+  it('ships the protos and package.json the router loads at run time', () => {
+    expect(existsSync(path.join(REPO, 'protos', EXT_PROC_PROTO))).toBe(true);
+    expect(dockerfile).toMatch(/^COPY protos \.\/protos$/m);
+    expect(dockerfile).toMatch(/^COPY --from=build \/app\/package\.json \.\/package\.json$/m);
+    expect(dockerfile).toMatch(/^COPY --from=build \/app\/dist\/src \.\/dist\/src$/m);
+  });
+
+  it('runs the package bin as a numeric non-root user', () => {
+    expect(lines.find((l) => l.startsWith('ENTRYPOINT'))).toBe(`ENTRYPOINT ["node", "${pkg.bin['mcip-router']}"]`);
+    const user = /^USER (\d+):(\d+)$/m.exec(dockerfile);
+    expect(user).not.toBeNull();
+    expect(Number(user![1])).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * The chart renders valid, consistently wired Kubernetes objects; its RBAC is the one in
+ * deploy/rbac/ and covers what the router's sources and controller call; its CRD is the
+ * InferencePoolImport the router reads.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { LOCAL_KINDS, REMOTE_KINDS, RESOURCE_SPECS } from '../../src/sources/kubernetes/resources.js';
+import { CHART_DIR, find, renderChart, REPO, type K8sObject, type Obj, type Rendered } from './render-chart.js';
+import { REMOTE_VALUES } from './sample-values.js';
+
+interface Rule { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }
+type Labels = Record<string, string>;
+
+const API_VERSIONS: Record<string, string> = {
+  Deployment: 'apps/v1',
+  ConfigMap: 'v1',
+  Service: 'v1',
+  ServiceAccount: 'v1',
+  Secret: 'v1',
+  ClusterRole: 'rbac.authorization.k8s.io/v1',
+  ClusterRoleBinding: 'rbac.authorization.k8s.io/v1',
+  Role: 'rbac.authorization.k8s.io/v1',
+  RoleBinding: 'rbac.authorization.k8s.io/v1',
+  PodDisruptionBudget: 'policy/v1',
+  ServiceMonitor: 'monitoring.coreos.com/v1',
+};
+const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding']);
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+function deployFile(file: string): K8sObject[] {
+  return parseAllDocuments(readFileSync(path.join(REPO, 'deploy', file), 'utf8')).map((d) => d.toJS() as K8sObject);
+}
+const rulesOf = (o: K8sObject): Rule[] => o.rules as Rule[];
+const ofKind = (objs: K8sObject[], kind: string): K8sObject => objs.find((o) => o.kind === kind)!;
+const allows = (rules: Rule[], group: string, resource: string, verb: string, name?: string): boolean =>
+  rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb) && (!r.resourceNames || (name !== undefined && r.resourceNames.includes(name))));
+const selects = (selector: Labels, labels: Labels): boolean => Object.entries(selector).every(([k, v]) => labels[k] === v);
+const routerConfigText = (r: Rendered): string => (find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> }).data['router.yaml']!;
+
+describe.each<[string, Obj]>([
+  ['defaults', {}],
+  ['every option on', REMOTE_VALUES],
+])('objects rendered with %s', (_name, values) => {
+  const r = renderChart(values);
+  const pod = (find(r, 'Deployment').spec as { template: { metadata: { labels: Labels }; spec: Obj } }).template;
+
+  it('are well-formed: known apiVersion per kind, valid unique names, namespaces where they belong', () => {
+    const seen = new Set<string>();
+    for (const o of r.objects) {
+      expect(API_VERSIONS[o.kind], o.kind).toBe(o.apiVersion);
+      expect(o.metadata.name).toMatch(o.kind === 'Service' ? DNS_LABEL : DNS_SUBDOMAIN);
+      if (CLUSTER_SCOPED.has(o.kind)) expect(o.metadata.namespace).toBeUndefined();
+      else expect(o.metadata.namespace).toMatch(DNS_LABEL);
+      for (const v of Object.values(o.metadata.labels ?? {})) expect(v).toMatch(/^([A-Za-z0-9][-A-Za-z0-9_.]{0,61}[A-Za-z0-9]?)?$/);
+      const key = `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+      expect(seen.has(key), key).toBe(false);
+      seen.add(key);
+    }
+  });
+
+  it('wire up: selectors match the pods, named ports exist, volumes and the service account are rendered', () => {
+    const spec = pod.spec as { containers: { ports: { name: string }[]; volumeMounts: { name: string }[] }[]; volumes: { name: string; configMap?: { name: string } }[]; serviceAccountName: string };
+    expect(selects((find(r, 'Deployment').spec as { selector: { matchLabels: Labels } }).selector.matchLabels, pod.metadata.labels)).toBe(true);
+    expect(selects((find(r, 'PodDisruptionBudget').spec as { selector: { matchLabels: Labels } }).selector.matchLabels, pod.metadata.labels)).toBe(true);
+    const portNames = spec.containers.flatMap((c) => c.ports.map((p) => p.name));
+    for (const svc of r.objects.filter((o) => o.kind === 'Service')) {
+      const s = svc.spec as { selector: Labels; ports: { targetPort: string }[] };
+      expect(selects(s.selector, pod.metadata.labels)).toBe(true);
+      for (const p of s.ports) expect(portNames).toContain(p.targetPort);
+    }
+    const volumeNames = spec.volumes.map((v) => v.name);
+    for (const c of spec.containers) for (const m of c.volumeMounts) expect(volumeNames).toContain(m.name);
+    for (const v of spec.volumes.filter((x) => x.configMap)) expect(find(r, 'ConfigMap', v.configMap!.name).metadata.name).toBe(v.configMap!.name);
+    expect(find(r, 'ServiceAccount', spec.serviceAccountName).metadata.name).toBe(spec.serviceAccountName);
+  });
+
+  it('run non-root on a read-only root filesystem, with resources, as the image user', () => {
+    const spec = pod.spec as { securityContext: Obj; containers: { securityContext: Obj; resources: { requests?: Obj; limits?: Obj } }[] };
+    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001 });
+    const user = /^USER (\d+):(\d+)$/m.exec(readFileSync(path.join(REPO, 'Dockerfile'), 'utf8'))!;
+    expect([Number(user[1]), Number(user[2])]).toEqual([spec.securityContext.runAsUser, spec.securityContext.runAsGroup]);
+    for (const c of spec.containers) {
+      expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+      expect(c.resources.requests).toBeDefined();
+      expect(c.resources.limits?.memory).toBeDefined();
+    }
+  });
+
+  it('grant the local RBAC of deploy/rbac/local.yaml, bound to the pod service account', () => {
+    const local = deployFile('rbac/local.yaml');
+    expect(rulesOf(find(r, 'ClusterRole', 'mcip-router'))).toEqual(rulesOf(ofKind(local, 'ClusterRole')));
+    const lease = /leaseName: "([^"]+)"/.exec(routerConfigText(r))![1]!;
+    const leaseNamespace = /leaseNamespace: "([^"]+)"/.exec(routerConfigText(r))![1]!;
+    const role = find(r, 'Role', '-leader-election');
+    expect(role.metadata.namespace).toBe(leaseNamespace);
+    const expected = rulesOf(ofKind(local, 'Role')).map((x) => (x.resourceNames ? { ...x, resourceNames: [lease] } : x));
+    expect(rulesOf(role)).toEqual(expected);
+    const sa = (pod.spec as { serviceAccountName: string }).serviceAccountName;
+    for (const binding of [find(r, 'ClusterRoleBinding', 'mcip-router'), find(r, 'RoleBinding', '-leader-election')]) {
+      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: sa, namespace: 'mcip-system' }]);
+      const ref = binding.roleRef as { kind: string; name: string };
+      expect(find(r, ref.kind, ref.name).metadata.name).toBe(ref.name);
+    }
+  });
+});
+
+describe('RBAC covers what the router calls', () => {
+  const r = renderChart(REMOTE_VALUES);
+  const rules = rulesOf(find(r, 'ClusterRole', 'mcip-router'));
+  const leaseRules = rulesOf(find(r, 'Role', '-leader-election'));
+
+  it.each(LOCAL_KINDS)('local: get/list/watch %s', (kind) => {
+    const s = RESOURCE_SPECS[kind];
+    for (const verb of ['get', 'list', 'watch']) expect(allows(rules, s.group, s.plural, verb), `${verb} ${s.plural}`).toBe(true);
+  });
+
+  it('local: patch/update InferencePoolImport status, and the leader-election Lease', () => {
+    const s = RESOURCE_SPECS.InferencePoolImport;
+    for (const verb of ['patch', 'update']) expect(allows(rules, s.group, `${s.plural}/status`, verb)).toBe(true);
+    const lease = /leaseName: "([^"]+)"/.exec(routerConfigText(r))![1]!;
+    expect(allows(leaseRules, 'coordination.k8s.io', 'leases', 'create')).toBe(true);
+    for (const verb of ['get', 'update']) expect(allows(leaseRules, 'coordination.k8s.io', 'leases', verb, lease)).toBe(true);
+    expect(allows(leaseRules, 'coordination.k8s.io', 'leases', 'update', 'someone-elses-lease')).toBe(false);
+  });
+
+  it('remote reader: deploy/rbac/remote.yaml, read-only, covering every kind read from remote members', () => {
+    const remote = deployFile('rbac/remote.yaml');
+    const reader = rulesOf(find(r, 'ClusterRole', '-reader'));
+    expect(reader).toEqual(rulesOf(ofKind(remote, 'ClusterRole')));
+    for (const kind of REMOTE_KINDS) {
+      const s = RESOURCE_SPECS[kind];
+      for (const verb of ['get', 'list', 'watch']) expect(allows(reader, s.group, s.plural, verb), `${verb} ${s.plural}`).toBe(true);
+    }
+    expect(reader.flatMap((x) => x.verbs).every((v) => ['get', 'list', 'watch'].includes(v))).toBe(true);
+    const token = find(r, 'Secret', '-reader-token');
+    expect(token.type).toBe('kubernetes.io/service-account-token');
+    expect(token.metadata.annotations!['kubernetes.io/service-account.name']).toBe(find(r, 'ServiceAccount', '-reader').metadata.name);
+  });
+});
+
+describe('optional objects', () => {
+  const kinds = (values: Obj): string[] => renderChart(values).objects.map((o) => o.kind).sort();
+
+  it('renders the Lease Role only for leader election, and nothing off by default', () => {
+    expect(kinds({})).not.toContain('ServiceMonitor');
+    expect(kinds({}).filter((k) => k === 'Secret')).toEqual([]);
+    expect(kinds({ controller: { enabled: false } })).not.toContain('Role');
+    expect(kinds({ controller: { leaderElection: { enabled: false } } })).not.toContain('RoleBinding');
+    expect(kinds({ rbac: { create: false }, serviceAccount: { create: false }, podDisruptionBudget: { enabled: false } })).toEqual(['ConfigMap', 'ConfigMap', 'Deployment', 'Service']);
+  });
+});
+
+describe('crds/inferencepoolimports.yaml', () => {
+  const docs = parseAllDocuments(readFileSync(path.join(CHART_DIR, 'crds/inferencepoolimports.yaml'), 'utf8')).map((d) => d.toJS() as K8sObject);
+
+  it('is one CustomResourceDefinition for the InferencePoolImport the router reads', () => {
+    expect(docs).toHaveLength(1);
+    const crd = docs[0]!;
+    const s = RESOURCE_SPECS.InferencePoolImport;
+    expect(crd).toMatchObject({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${s.plural}.${s.group}` } });
+    const spec = crd.spec as { group: string; scope: string; names: { kind: string; plural: string }; versions: { name: string; served: boolean; storage: boolean; subresources?: Obj; schema: { openAPIV3Schema: { type: string } } }[] };
+    expect(spec).toMatchObject({ group: s.group, scope: 'Namespaced', names: { kind: 'InferencePoolImport', plural: s.plural } });
+    const version = spec.versions.find((v) => v.name === s.version)!;
+    expect(version).toMatchObject({ served: true, storage: true, subresources: { status: {} } });
+    expect(version.schema.openAPIV3Schema.type).toBe('object');
+    expect(spec.versions.filter((v) => v.storage)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,43 @@
+/** Value overrides the chart tests render besides values.yaml. */
+import type { Obj } from './render-chart.js';
+
+/** A three-member ClusterSet with per-cluster settings, as an operator would write it. */
+export const REMOTE_VALUES: Obj = {
+  clusterName: 'cluster-a',
+  gateways: [{ namespace: 'inference', name: 'inference-gateway' }],
+  localCluster: {
+    namespaces: ['inference', 'models'],
+    epp: { tls: { enabled: false }, metrics: { port: 9090 } },
+    addressOverrides: { services: [{ namespace: 'models', name: 'epp', address: '10.0.0.9:9002' }] },
+    qps: 50,
+    burst: 100,
+  },
+  remoteClusters: [
+    {
+      name: 'cluster-b',
+      kubeconfigSecret: { name: 'cluster-b-kubeconfig' },
+      namespaces: ['inference'],
+      epp: { tls: { insecureSkipVerify: true }, health: { port: 9003, service: 'inference-extension', tls: 'disabled' } },
+      addressOverrides: { services: [{ namespace: 'inference', name: 'llm-pool-epp', address: '10.1.2.3:9002' }] },
+      failOpen: { endpoints: [{ namespace: 'inference', pool: 'llm-pool', endpoints: ['10.1.4.5:8000'] }] },
+    },
+    {
+      name: 'cluster-c.eu-west',
+      kubeconfigSecret: { name: 'cluster-c', key: 'config' },
+      context: 'reader@cluster-c',
+      qps: 10,
+      burst: 20,
+      parentProbe: { mode: 'http', path: '/healthz' },
+    },
+  ],
+  controller: { leaderElection: { leaseName: 'mcip-import', leaseNamespace: 'kube-system' } },
+  extProc: { drainTimeoutMs: 20000, destinationHeader: 'primary' },
+  kubernetesTuning: { coalesceMs: 50 },
+  outlier: { consecutiveFailures: 3 },
+  picker: { saturation: { queueSize: 8 } },
+  log: { level: 'debug' },
+  envoy: { preStopSleepSeconds: 30 },
+  terminationGracePeriodSeconds: 60,
+  serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
+  remoteReader: { create: true },
+};

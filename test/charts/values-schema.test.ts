@@ -1,0 +1,68 @@
+/**
+ * values.schema.json: draft-07, strict, accepts values.yaml, mirrors the router config
+ * schema (src/config/schema.ts) where values feed the router config, and rejects typos.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv } from 'ajv';
+import { describe, expect, it } from 'vitest';
+import { CHART_DIR, defaultValues, mergeValues, type Obj } from './render-chart.js';
+import { routerDefinitions } from './router-schema-defs.js';
+import { REMOTE_VALUES } from './sample-values.js';
+
+const SCHEMA_FILE = path.join(CHART_DIR, 'values.schema.json');
+const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as { definitions: Record<string, unknown> };
+
+if (process.env.UPDATE_CHART_SCHEMA) {
+  schema.definitions = { ...schema.definitions, ...routerDefinitions() };
+  writeFileSync(SCHEMA_FILE, `${JSON.stringify(schema, null, 2)}\n`);
+}
+
+const ajv = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true });
+const validate = ajv.compile(schema);
+
+function errorsFor(values: Obj): string[] {
+  return validate(values) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
+}
+
+describe('values.schema.json', () => {
+  it('is a strict draft-07 schema and values.yaml satisfies it', () => {
+    expect((schema as Obj).$schema).toBe('http://json-schema.org/draft-07/schema#');
+    expect(errorsFor(defaultValues())).toEqual([]);
+  });
+
+  it('mirrors the router config schema for every value passed into router.yaml', () => {
+    const generated = routerDefinitions();
+    for (const [name, def] of Object.entries(generated)) {
+      expect(schema.definitions[name], `definitions.${name} is stale: UPDATE_CHART_SCHEMA=1 npx vitest run test/charts`).toEqual(def);
+    }
+  });
+
+  it('accepts members, per-cluster EPP settings and the unix transport', () => {
+    expect(errorsFor(mergeValues(defaultValues(), REMOTE_VALUES))).toEqual([]);
+    expect(errorsFor(mergeValues(defaultValues(), { router: { transport: 'unix' } }))).toEqual([]);
+    expect(errorsFor(mergeValues(defaultValues(), { mode: 'Parent', envoy: { remoteGatewayCASecret: 'gw-ca' } }))).toEqual([]);
+    expect(errorsFor(mergeValues(defaultValues(), { extProc: { maxMessageBytes: 32 * 1024 * 1024 }, envoy: { bootstrap: 'static_resources: {}' } }))).toEqual([]);
+  });
+
+  it.each<[string, Obj, string]>([
+    ['a misspelt top-level key', { clustername: 'a' }, ' must NOT have additional properties'],
+    ['an unknown mode', { mode: 'Edge' }, '/mode '],
+    ['a cluster name that is not an RFC 1123 name', { clusterName: 'Cluster_A' }, '/clusterName '],
+    ['no gateways', { gateways: [] }, '/gateways '],
+    ['an unknown ext_proc transport', { router: { transport: 'grpc' } }, '/router/transport '],
+    ['an admin port taken by Envoy', { router: { adminPort: 19000 } }, '/router/adminPort '],
+    ['a member without its kubeconfig Secret', { remoteClusters: [{ name: 'cluster-b' }] }, "/remoteClusters/0 must have required property 'kubeconfigSecret'"],
+    ['a typo inside a member EPP block', { remoteClusters: [{ name: 'b', kubeconfigSecret: { name: 's' }, epp: { tls: { enable: false } } }] }, '/remoteClusters/0/epp/tls '],
+    ['a controller name without a path', { controller: { name: 'mcip-router.dev' } }, '/controller/name '],
+    ['a lease name with capitals', { controller: { leaderElection: { leaseName: 'Lease' } } }, '/controller/leaderElection/leaseName '],
+    ['an unknown log level', { log: { level: 'verbose' } }, '/log/level '],
+    ['a drain timeout that is not an integer', { extProc: { drainTimeoutMs: '15s' } }, '/extProc/drainTimeoutMs '],
+    ['Parent mode without the remote gateway CA', { mode: 'Parent' }, '/envoy/remoteGatewayCASecret '],
+    ['Parent mode over the unix socket', { mode: 'Parent', envoy: { remoteGatewayCASecret: 'ca' }, router: { transport: 'unix' } }, '/router/transport '],
+    ['ext_proc messages larger than the bundled Envoy accepts', { extProc: { maxMessageBytes: 32 * 1024 * 1024 } }, '/extProc/maxMessageBytes '],
+    ['a Service type the chart does not render', { service: { type: 'ExternalName' } }, '/service/type '],
+  ])('rejects %s', (_why, override, expected) => {
+    expect(errorsFor(mergeValues(defaultValues(), override))).toContainEqual(expect.stringContaining(expected));
+  });
+});
