@@ -59,7 +59,7 @@ function issuesFromZod(error: z.ZodError): ConfigIssue[] {
 function resolvePaths(cfg: RouterConfig, baseDir: string): RouterConfig {
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(baseDir, p));
   const walk = (v: unknown, key: string | undefined, parentKey: string | undefined): unknown => {
-    if (typeof v === 'string') return key?.endsWith('File') ? abs(v) : v;
+    if (typeof v === 'string') return key?.endsWith('File') || (key === 'kubeconfig' && parentKey === 'kubernetes') ? abs(v) : v;
     if (Array.isArray(v)) {
       const isManifestPaths = key === 'paths' && parentKey === 'manifests';
       return v.map((item) => (isManifestPaths && typeof item === 'string' ? abs(item) : walk(item, undefined, key)));

@@ -1,203 +1,300 @@
 /**
- * Relays one ext_proc stream between Envoy and a pool's EPP, byte for byte.
+ * Relays one ext_proc stream between Envoy and a pool's EPP, byte for byte,
+ * with failover across the picked candidates.
  *
- * Envoy's messages (the first included) go to the EPP in order; while the EPP
- * call opens they wait, and Envoy is paused. Every EPP response goes to Envoy
- * unchanged, except a request_headers response whose destination header is a
- * list, rewritten per `destinationHeader`. Each side is paused while the other
- * cannot take more. Half-close and cancel propagate. An EPP failure before
- * anything reached Envoy becomes the pool's failure-mode answer (503); after,
- * a gRPC error (Envoy answers 500).
+ * Every EPP message goes to Envoy unchanged, except a request_headers response
+ * whose destination header is a list (rewritten per `destinationHeader`). The
+ * first EPP answer that reaches Envoy (request headers, or an immediate
+ * response other than 503/429) commits the stream to that EPP; messages that
+ * answer nothing (e.g. override_message_timeout) are relayed without commit.
+ *
+ * Before the commit, an attempt fails when the EPP cannot be reached, its
+ * stream fails or ends without an answer, it answers 503/429, or it does not
+ * answer within attemptTimeoutMs (see epp-attempt.ts for when that counts
+ * from): the next candidate in the picker's order is tried with Envoy's
+ * request messages replayed (an EPP), or the router answers with its parent
+ * (a 'parent' candidate). No failover once the replay buffer overflowed or
+ * maxAttempts is reached. When every attempt failed, the primary's failureMode
+ * decides (see allFailed()).
+ *
+ * After the commit the stream never moves to another pool. If the EPP fails
+ * (or ends leaving work), the router answers everything Envoy still waits for
+ * (exchange.ts: the rest of a FULL_DUPLEX_STREAMED echo from its own copy of
+ * the body, CONTINUE for pending messages) and answers the rest of the stream
+ * itself (pass-through ModeResponder), so a request already being served is
+ * never failed or truncated.
  */
-import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
-import { peekResponseCase } from '../protocol/codec.js';
-import { rewriteDestination, type DestinationHeaderMode } from '../protocol/responses.js';
+import type { Picked } from '../picker/types.js';
+import { peekResponse, type ProtocolConfiguration, type RequestPhase, type ResponsePeek } from '../protocol/codec.js';
+import { destinationHeadersResponse, rewriteDestination } from '../protocol/responses.js';
+import type { FailureReason } from '../signals/types.js';
 import type { Candidate } from '../snapshot/types.js';
-import type { EppCall, EppClientPool } from './epp-client.js';
-import { forwardedMetadata } from './epp-client.js';
+import type { RelayContext } from './deps.js';
+import { EppAttempt, type AttemptOwner, type EppCandidate } from './epp-attempt.js';
 import { ErrorCode, RouterError } from './errors.js';
-import type { EnvoySide, Processor } from './processor.js';
+import { Exchange } from './exchange.js';
+import { FailoverPlan, immediateStatus } from './failover-plan.js';
+import { dispatchPhase, type EnvoySide, type Processor } from './processor.js';
+import { ReplayLog } from './replay-log.js';
+import { ModeResponder, PARENT_KIND_HEADERS } from './responder.js';
 
-export type EppCandidate = Extract<Candidate, { via: 'epp' }>;
+export type { RelayContext } from './deps.js';
+export type { EppCandidate } from './epp-attempt.js';
 
-export interface RelayOptions {
-  readonly pool: EppClientPool;
-  readonly destinationHeader: DestinationHeaderMode;
-}
-
-export class EppRelay implements Processor {
-  private call: EppCall | undefined;
-  /** Envoy messages waiting for the EPP call to open. */
-  private pending: Buffer[] | undefined = [];
+export class EppRelay implements Processor, AttemptOwner {
+  private readonly exchange: Exchange;
+  private replay: ReplayLog | undefined;
+  private attempt: EppAttempt | undefined;
+  /** Once the router took the stream over: answers everything that follows. */
+  private responder: Processor | undefined;
+  private readonly plan: FailoverPlan;
+  private committed = false;
   private envoyEnded = false;
-  /** Something from the EPP reached Envoy: a failure can no longer be answered with a 503. */
-  private relayed = false;
-  /** The EPP's answer to request headers (or an immediate response) was seen. */
-  private decided = false;
   private done = false;
-  private envoyPaused = false;
   private eppPaused = false;
+  private envoyPaused = false;
 
   constructor(
     private readonly envoy: EnvoySide,
-    private readonly candidate: EppCandidate,
-    private readonly options: RelayOptions,
+    private readonly picked: Picked,
+    private readonly protocol: ProtocolConfiguration | null,
+    private readonly ctx: RelayContext,
   ) {
-    this.envoy.pause();
-    options.pool.ready(candidate.epp).then(
-      () => this.opened(),
-      (err: unknown) => this.eppFailed(err),
-    );
+    this.exchange = new Exchange(protocol);
+    this.plan = new FailoverPlan(picked, ctx);
+    if (ctx.maxAttempts > 1 && ctx.replayBufferBytes > 0) this.replay = new ReplayLog(ctx.replayBufferBytes);
+    this.start(picked.primary as EppCandidate, []);
   }
 
-  requestHeaders(msg: Buffer): void {
-    this.forward(msg);
+  requestHeaders(msg: Buffer, endOfStream: boolean): void {
+    this.fromEnvoy('request_headers', msg, endOfStream);
   }
-  requestBody(msg: Buffer): void {
-    this.forward(msg);
+  requestBody(msg: Buffer, endOfStream: boolean): void {
+    this.fromEnvoy('request_body', msg, endOfStream);
   }
   requestTrailers(msg: Buffer): void {
-    this.forward(msg);
+    this.fromEnvoy('request_trailers', msg, true);
   }
-  responseHeaders(msg: Buffer): void {
-    this.forward(msg);
+  responseHeaders(msg: Buffer, endOfStream: boolean): void {
+    this.fromEnvoy('response_headers', msg, endOfStream);
   }
-  responseBody(msg: Buffer): void {
-    this.forward(msg);
+  responseBody(msg: Buffer, endOfStream: boolean): void {
+    this.fromEnvoy('response_body', msg, endOfStream);
   }
   responseTrailers(msg: Buffer): void {
-    this.forward(msg);
+    this.fromEnvoy('response_trailers', msg, true);
   }
 
   endOfInput(): void {
     this.envoyEnded = true;
-    if (this.call && !this.done) this.call.end();
+    if (this.done) return;
+    if (this.responder) this.responder.endOfInput();
+    else this.attempt?.endInput();
   }
 
   dispose(): void {
     if (this.done) return;
     this.done = true;
-    this.pending = undefined;
-    // Cancelling a call that already ended is a no-op; an open one is reset.
-    this.call?.cancel();
+    this.replay = undefined;
+    this.attempt?.dispose();
+    this.responder?.dispose();
   }
 
-  private opened(): void {
+  // ---- Envoy -> EPP ----------------------------------------------------------------
+
+  private fromEnvoy(phase: RequestPhase, msg: Buffer, endOfStream: boolean): void {
     if (this.done) return;
-    let call: EppCall;
+    if (this.responder) return dispatchPhase(this.responder, phase, msg, endOfStream);
+    this.exchange.fromEnvoy(phase, msg, endOfStream);
+    if (this.replay && !this.replay.add(msg)) this.replay = undefined; // past the bound: no failover
+    const a = this.attempt;
+    if (a === undefined) return;
+    a.forward(msg);
+    if (this.exchange.requestComplete) a.arm();
+  }
+
+  private start(candidate: EppCandidate, replay: readonly Buffer[]): void {
+    this.eppPaused = false;
+    const a = new EppAttempt(this.envoy, candidate, this.ctx, this, replay);
+    this.attempt = a;
+    if (this.envoyEnded) a.endInput();
+    // FULL_DUPLEX_STREAMED: EPPs answer once the body is complete; other modes answer at once.
+    if (!this.exchange.requestDuplex || this.exchange.requestComplete) a.arm();
+  }
+
+  // ---- EPP -> Envoy ----------------------------------------------------------------
+
+  onEppMessage(a: EppAttempt, msg: Buffer): void {
+    if (a !== this.attempt || this.done) return;
+    let peek: ResponsePeek;
     try {
-      call = this.options.pool.call(this.candidate.epp, forwardedMetadata(this.envoy.metadata));
+      peek = peekResponse(msg);
     } catch (err) {
-      this.eppFailed(err);
+      a.dispose();
+      this.onEppFailure(a, 'stream', new RouterError(ErrorCode.EppStream, 'malformed message from the EPP', { cause: err }));
       return;
     }
-    this.call = call;
-    // Listeners go on in the same tick: grpc-js may fail the call on the next one.
-    call.on('data', this.onEppMessage);
-    call.on('end', this.onEppEnd);
-    call.on('error', this.onEppError);
-    const pending = this.pending ?? [];
-    this.pending = undefined;
-    for (const msg of pending) this.forward(msg);
-    if (this.envoyEnded) call.end();
-    if (!this.envoyPaused) this.envoy.resume();
-  }
-
-  private forward(msg: Buffer): void {
-    if (this.done) return;
-    if (this.pending) {
-      this.pending.push(msg);
+    if (this.committed) {
+      this.exchange.fromProcessor(peek, msg);
+      this.relay(msg);
       return;
     }
-    if (this.call!.write(msg) || this.envoyPaused) return;
-    // The EPP is not keeping up: stop reading Envoy until the call drains.
-    this.envoyPaused = true;
-    this.envoy.pause();
-    this.call!.once('drain', this.onEppDrain);
-  }
-
-  private readonly onEppDrain = (): void => {
-    this.envoyPaused = false;
-    if (!this.done) this.envoy.resume();
-  };
-
-  private readonly onEppMessage = (msg: Buffer): void => {
-    if (this.done) return;
+    if (peek.case === 'none') {
+      this.relay(msg); // answers nothing: no commit
+      return;
+    }
+    const c = a.candidate;
     let out = msg;
-    if (!this.decided) {
-      let kind: ReturnType<typeof peekResponseCase>;
-      try {
-        kind = peekResponseCase(msg);
-      } catch (err) {
-        this.eppFailed(new RouterError(ErrorCode.EppStream, `malformed message from the EPP`, { cause: err }));
+    if (peek.case === 'immediate_response') {
+      const status = immediateStatus(msg);
+      if (status === 503 || status === 429) {
+        a.dispose();
+        const err = new RouterError(ErrorCode.EppUnavailable, `the EPP answered ${status}`);
+        this.failedBeforeCommit(a, status === 429 ? 'status-429' : 'status-503', err, msg);
         return;
       }
-      if (kind === 'immediate_response' || kind === 'streamed_immediate_response') {
-        this.decided = true;
-        this.envoy.decided('epp_immediate');
-      } else if (kind === 'request_headers') {
-        this.decided = true;
-        this.envoy.decided('relayed');
-        if (this.options.destinationHeader === 'primary') {
-          try {
-            out = rewriteDestination(msg, 'primary');
-          } catch (err) {
-            this.eppFailed(new RouterError(ErrorCode.EppStream, 'malformed request_headers response from the EPP', { cause: err }));
-            return;
-          }
+      this.envoy.decided('epp_immediate');
+    } else if (peek.case === 'request_headers') {
+      if (this.ctx.destinationHeader === 'primary') {
+        try {
+          out = rewriteDestination(msg, 'primary');
+        } catch (err) {
+          a.dispose();
+          this.onEppFailure(a, 'stream', new RouterError(ErrorCode.EppStream, 'malformed request_headers response from the EPP', { cause: err }));
+          return;
         }
       }
+      if (c.failureMode === 'FailOpen') this.ctx.failOpen.rememberAnswer(c.id, msg);
+      this.envoy.decided('relayed');
     }
-    this.relayed = true;
-    if (this.envoy.send(out) || this.eppPaused) return;
-    // Envoy is not keeping up: stop reading the EPP until Envoy's side drains.
-    this.eppPaused = true;
-    this.call!.pause();
-    this.envoy.onDrain(this.onEnvoyDrain);
-  };
+    this.ctx.outcomes.reportSuccess(c.id);
+    this.committed = true;
+    this.replay = undefined;
+    this.exchange.fromProcessor(peek, msg);
+    this.relay(out);
+  }
 
-  private readonly onEnvoyDrain = (): void => {
-    this.eppPaused = false;
-    if (!this.done) this.call?.resume();
-  };
-
-  /** The EPP ended its stream with OK, after everything it sent was relayed: so does the router. */
-  private readonly onEppEnd = (): void => {
-    if (this.done) return;
-    this.done = true;
-    this.envoy.finish('relayed');
-  };
-
-  private readonly onEppError = (err: ServiceError): void => {
-    this.eppFailed(err);
-  };
-
-  private eppFailed(err: unknown): void {
-    if (this.done) return;
-    this.done = true;
-    this.pending = undefined;
-    this.call?.cancel();
-    const c = this.candidate;
-    const reason = describe(err);
-    if (this.relayed) {
-      this.envoy.fail(new RouterError(ErrorCode.EppStream, `EPP of pool ${c.id} (${c.epp.address}) failed: ${reason}`, { cause: err }));
+  onEppEnd(a: EppAttempt): void {
+    if (a !== this.attempt || this.done) return;
+    if (!this.committed) {
+      this.failedBeforeCommit(a, 'stream', new RouterError(ErrorCode.EppUnavailable, 'the EPP ended its stream without answering'));
       return;
     }
-    const note = c.failureMode === 'FailOpen' ? ' (failureMode FailOpen is not supported yet: failing closed)' : '';
-    this.envoy.fail(
-      new RouterError(ErrorCode.EppUnavailable, `EPP of pool ${c.id} at ${c.epp.address} is unavailable: ${reason}${note}`, {
-        cause: err,
-      }),
-    );
+    if (this.exchange.immediate || this.exchange.settled) {
+      // Nothing is waiting: end with OK, as the EPP did (Envoy continues without a processor).
+      this.done = true;
+      this.envoy.finish('relayed');
+      return;
+    }
+    if (!this.exchange.pendingWork) {
+      // Done with what it was sent, but the stream goes on (Envoy may have more in flight): answer the rest.
+      this.attempt = undefined;
+      this.takeOver(undefined);
+      return;
+    }
+    this.ctx.outcomes.reportFailure(a.candidate.id, 'stream');
+    this.finishForEpp();
   }
-}
 
-function describe(err: unknown): string {
-  if (err instanceof RouterError) return err.message;
-  const e = err as Partial<ServiceError> | undefined;
-  if (e && typeof e.code === 'number') {
-    const name = GrpcStatus[e.code] ?? String(e.code);
-    return `gRPC ${name}: ${e.details ?? e.message ?? ''}`;
+  onEppFailure(a: EppAttempt, reason: FailureReason, err: unknown): void {
+    if (a !== this.attempt || this.done) return;
+    if (!this.committed) {
+      this.failedBeforeCommit(a, reason, err);
+      return;
+    }
+    this.ctx.outcomes.reportFailure(a.candidate.id, reason);
+    if (this.exchange.immediate) {
+      this.done = true;
+      this.envoy.finish('epp_immediate');
+      return;
+    }
+    this.finishForEpp();
   }
-  return err instanceof Error ? err.message : String(err);
+
+  private relay(out: Buffer): void {
+    if (this.envoy.send(out) || this.eppPaused) return;
+    // Envoy is not keeping up: stop reading the EPP until Envoy's side drains.
+    const a = this.attempt!;
+    this.eppPaused = true;
+    a.pauseEpp();
+    this.envoy.onDrain(() => {
+      if (this.attempt !== a) return;
+      this.eppPaused = false;
+      a.resumeEpp();
+    });
+  }
+
+  // ---- failures ----------------------------------------------------------------------
+
+  private failedBeforeCommit(a: EppAttempt, reason: FailureReason, err: unknown, rejection?: Buffer): void {
+    const c = a.candidate;
+    this.attempt = undefined;
+    this.ctx.outcomes.reportFailure(c.id, reason);
+    this.plan.failed(c, reason, err, rejection);
+    const next = this.plan.next(this.replay !== undefined);
+    if (next === undefined) {
+      this.allFailed();
+      return;
+    }
+    this.ctx.observer.failover(c.cluster, next.cluster, reason);
+    this.ctx.observer.pickedFor('failover');
+    this.envoy.routed(next);
+    if (next.via === 'parent') {
+      this.envoy.decided('parent');
+      this.takeOver(destinationHeadersResponse('request_headers', next.parent.address, { extraHeaders: PARENT_KIND_HEADERS }));
+      return;
+    }
+    this.start(next, this.replay!.messages);
+  }
+
+  /** No attempt is left: fail open, or answer the error (failover-plan.ts). */
+  private allFailed(): void {
+    const answer = this.plan.final();
+    if (answer.t === 'fail-open') {
+      this.ctx.observer.pickedFor('fail-open');
+      this.envoy.routed(this.picked.primary);
+      this.envoy.decided('fail_open');
+      this.takeOver(answer.response);
+      return;
+    }
+    this.done = true;
+    this.replay = undefined;
+    this.envoy.fail(answer.error);
+  }
+
+  /** The committed EPP failed (or ended leaving work): the router finishes the stream. */
+  private finishForEpp(): void {
+    this.attempt = undefined;
+    if (this.exchange.awaitingRequestHeaders) {
+      // Committed by something other than its headers answer: no destination to finish with.
+      this.done = true;
+      this.envoy.fail(new RouterError(ErrorCode.EppUnavailable, 'the EPP failed before answering the request headers'));
+      return;
+    }
+    this.envoy.decided('finished_by_router', true);
+    this.takeOver(undefined);
+  }
+
+  /**
+   * The router answers in the EPP's place from here on: first everything Envoy
+   * waits for (`requestHeaders` answers pending request headers), then every
+   * later message, per mode.
+   */
+  private takeOver(requestHeaders: Buffer | undefined): void {
+    this.committed = true;
+    this.replay = undefined;
+    for (const m of this.exchange.takeOver(requestHeaders)) this.sendOwn(m);
+    this.responder = new ModeResponder(this.envoy, this.protocol);
+    if (this.envoyEnded) this.responder.endOfInput();
+  }
+
+  private sendOwn(msg: Buffer): void {
+    if (this.envoy.send(msg) || this.envoyPaused) return;
+    this.envoyPaused = true;
+    this.envoy.pause();
+    this.envoy.onDrain(() => {
+      this.envoyPaused = false;
+      this.envoy.resume();
+    });
+  }
 }

@@ -4,6 +4,7 @@
  * other becomes a gRPC status on the ext_proc stream (Envoy then answers 500).
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { FailureReason } from '../signals/types.js';
 import type { StreamOutcome } from './observer.js';
 
 export const ErrorCode = {
@@ -17,6 +18,8 @@ export const ErrorCode = {
   EppUnavailable: 'epp_unavailable',
   /** The EPP stream failed after something was relayed to Envoy. */
   EppStream: 'epp_stream',
+  /** Every attempt failed and the last EPP answered 429 (shed): the client should back off. */
+  EppOverloaded: 'epp_overloaded',
   /** Envoy sent something the router cannot process (malformed, out of order). */
   Protocol: 'protocol',
   /** A bug. */
@@ -37,17 +40,39 @@ const CODES: Readonly<Record<ErrorCode, CodeInfo>> = {
   invalid_backend: { http: 500, grpc: GrpcStatus.FAILED_PRECONDITION, outcome: 'invalid_backend' },
   epp_unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, outcome: 'epp_unavailable' },
   epp_stream: { grpc: GrpcStatus.UNAVAILABLE, outcome: 'epp_error' },
+  epp_overloaded: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, outcome: 'epp_overloaded' },
   protocol: { grpc: GrpcStatus.INVALID_ARGUMENT, outcome: 'internal_error' },
   internal: { grpc: GrpcStatus.INTERNAL, outcome: 'internal_error' },
 };
 
+/** One failed attempt of a request, as the client's error body lists it. */
+export interface AttemptSummary {
+  readonly cluster: string;
+  /** "namespace/pool". */
+  readonly pool: string;
+  readonly reason: FailureReason;
+  readonly message: string;
+}
+
+export interface RouterErrorOptions {
+  readonly cause?: unknown;
+  /** Listed in the JSON body (failover: every attempt, in order). */
+  readonly attempts?: readonly AttemptSummary[];
+  /** Extra response headers of the ImmediateResponse (e.g. retry-after). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 export class RouterError extends Error {
   override readonly name = 'RouterError';
   readonly code: ErrorCode;
+  readonly attempts: readonly AttemptSummary[] | undefined;
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: ErrorCode, message: string, options?: RouterErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.attempts = options?.attempts;
+    this.headers = options?.headers;
   }
 
   /** Wraps anything thrown into a RouterError; a RouterError is returned as is. */
@@ -76,12 +101,16 @@ export class RouterError extends Error {
   }
 
   /** The body of the ImmediateResponse, sent as JSON. */
-  responseBody(): { error: { type: ErrorCode; message: string } } {
-    return { error: { type: this.code, message: this.message } };
+  responseBody(): { error: { type: ErrorCode; message: string; attempts?: readonly AttemptSummary[] } } {
+    return { error: { type: this.code, message: this.message, ...(this.attempts ? { attempts: this.attempts } : {}) } };
   }
 
   /** Prefixes the message with where it happened (e.g. the ext_proc phase), keeping code and cause. */
   withContext(context: string): RouterError {
-    return new RouterError(this.code, `${context}: ${this.message}`, { cause: this.cause ?? this });
+    return new RouterError(this.code, `${context}: ${this.message}`, {
+      cause: this.cause ?? this,
+      ...(this.attempts ? { attempts: this.attempts } : {}),
+      ...(this.headers ? { headers: this.headers } : {}),
+    });
   }
 }

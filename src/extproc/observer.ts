@@ -3,6 +3,9 @@
  * (prom-client) implement it; tests use {@link noopObserver} or a recorder.
  */
 
+import type { PickReason } from '../picker/types.js';
+import type { FailureReason } from '../signals/types.js';
+
 /** How an ext_proc stream ended. A closed set: it is a metric label. */
 export type StreamOutcome =
   /** Relayed to an EPP and ended normally. */
@@ -25,6 +28,12 @@ export type StreamOutcome =
   | 'client_cancelled'
   /** Request headers were not sent to the router: answered per mode without routing. */
   | 'passthrough'
+  /** Every EPP attempt failed; the pool is FailOpen and the router routed the request itself. */
+  | 'fail_open'
+  /** Every EPP attempt failed and the last EPP answered 429: 429 so the client backs off. */
+  | 'epp_overloaded'
+  /** The EPP failed after its answer reached Envoy: the router finished the stream itself. */
+  | 'finished_by_router'
   /** A bug or a malformed message: gRPC error to Envoy. */
   | 'internal_error';
 
@@ -39,16 +48,35 @@ export interface StreamInfo {
   readonly durationSeconds: number;
 }
 
+/**
+ * Why a candidate was chosen (a closed set, a metric label): the picker's reason for the
+ * primary, 'failover' for each further candidate tried after a failure, 'fail-open' when
+ * the router routed the request itself.
+ */
+export type PickCountReason = PickReason | 'failover' | 'fail-open';
+
 export interface DataPathObserver {
   streamStarted(): void;
   /** Called exactly once per started stream. */
   streamFinished(info: StreamInfo): void;
   /** Time spent matching the route and picking a candidate. */
   picked(seconds: number): void;
+  /** One per candidate chosen: the primary, each failover, a fail-open destination. */
+  pickedFor(reason: PickCountReason): void;
+  /** The data path moved a request from one candidate to the next. */
+  failover(fromCluster: string, toCluster: string, reason: FailureReason): void;
+  /** Time from the start of an EPP attempt to the EPP's first message. */
+  eppFirstResponse(cluster: string, seconds: number): void;
+  /** Lifetime of one EPP attempt's stream, however it ended. */
+  eppStreamFinished(cluster: string, seconds: number): void;
 }
 
 export const noopObserver: DataPathObserver = {
   streamStarted() {},
   streamFinished() {},
   picked() {},
+  pickedFor() {},
+  failover() {},
+  eppFirstResponse() {},
+  eppStreamFinished() {},
 };

@@ -1,11 +1,13 @@
 /**
  * The two narrow interfaces between a stream and the processor chosen for it
- * at its first message: EppRelay (relay to an EPP), ModeResponder (the router
- * answers: a remote parent's address in Parent mode, or pass-through when
- * request headers were not sent). The stream owns Envoy's call; a processor
+ * at its first message: EppRelay (relay to an EPP, with failover), ModeResponder
+ * (the router answers: a remote parent's address in Parent mode, or pass-through
+ * when request headers were not sent). The stream owns Envoy's call; a processor
  * sees it only as an {@link EnvoySide}.
  */
 import type { Metadata } from '@grpc/grpc-js';
+import type { RequestPhase } from '../protocol/codec.js';
+import type { Candidate } from '../snapshot/types.js';
 import type { RouterError } from './errors.js';
 import type { StreamOutcome } from './observer.js';
 
@@ -21,8 +23,11 @@ export interface EnvoySide {
   /**
    * Records that the routing decision reached Envoy: the stream's outcome if it
    * is later cancelled (Envoy half-closes and resets every stream when done).
+   * The first call wins unless `replace` (e.g. the router finished a stream an EPP abandoned).
    */
-  decided(outcome: StreamOutcome): void;
+  decided(outcome: StreamOutcome, replace?: boolean): void;
+  /** The candidate now serving the request (failover): the stream reports its pool and cluster. */
+  routed(candidate: Candidate): void;
   /** Ends Envoy's stream with OK (Envoy continues without a processor) and closes the stream. */
   finish(outcome: StreamOutcome): void;
   /** User-facing error: immediate_response then OK; otherwise a gRPC error status. Closes the stream. */
@@ -43,4 +48,22 @@ export interface Processor {
   endOfInput(): void;
   /** Releases everything (cancels an EPP call); called exactly once, by the stream's close(). */
   dispose(): void;
+}
+
+/** Hands one of Envoy's messages to the processor method of its phase. */
+export function dispatchPhase(p: Processor, phase: RequestPhase, msg: Buffer, endOfStream: boolean): void {
+  switch (phase) {
+    case 'request_headers':
+      return p.requestHeaders(msg, endOfStream);
+    case 'request_body':
+      return p.requestBody(msg, endOfStream);
+    case 'request_trailers':
+      return p.requestTrailers(msg);
+    case 'response_headers':
+      return p.responseHeaders(msg, endOfStream);
+    case 'response_body':
+      return p.responseBody(msg, endOfStream);
+    case 'response_trailers':
+      return p.responseTrailers(msg);
+  }
 }

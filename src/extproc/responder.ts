@@ -2,7 +2,10 @@
  * The router answering Envoy itself, correctly for the processing mode:
  * - Parent mode, remote candidate: the request_headers response routes to the
  *   remote parent Gateway (x-gateway-destination-endpoint in raw_value,
- *   clear_route_cache, envoy.lb metadata).
+ *   x-mcip-destination-kind: parent, clear_route_cache, envoy.lb metadata).
+ * - Pass-through after the router took a stream over from an EPP (failover to
+ *   a parent, FailOpen, an EPP that failed after answering): every later
+ *   message answered per mode, bodies echoed in FULL_DUPLEX_STREAMED.
  * - Pass-through (request headers not sent to the router): plain CONTINUE.
  *
  * The processing mode comes from protocol_config on the first message (absent:
@@ -12,7 +15,7 @@
  * `maxHeldBodyBytes` the headers response goes early and the body streams
  * through. Other modes answer every message at once with CONTINUE.
  */
-import { BodySendMode } from '../protocol/constants.js';
+import { BodySendMode, DESTINATION_KIND_HEADER, DESTINATION_KIND_PARENT } from '../protocol/constants.js';
 import { decodeRequest, type BodyPhase, type ProtocolConfiguration } from '../protocol/codec.js';
 import {
   continueBody,
@@ -37,8 +40,15 @@ type RequestState = 'headers' | 'holding' | 'streaming' | 'done';
 export interface ResponderOptions {
   /** Parent address for the destination header; undefined = pass-through (CONTINUE). */
   readonly destination?: string;
+  /** The destination is a parent Gateway: also set x-mcip-destination-kind: parent. */
+  readonly parent?: boolean;
   readonly maxHeldBodyBytes?: number;
 }
+
+/** The extra header of answers routing to a parent Gateway (built once). */
+export const PARENT_KIND_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  [DESTINATION_KIND_HEADER]: DESTINATION_KIND_PARENT,
+});
 
 export class ModeResponder implements Processor {
   private readonly requestDuplex: boolean;
@@ -144,7 +154,11 @@ export class ModeResponder implements Processor {
 
   private sendHeadersResponse(): void {
     const dest = this.options.destination;
-    this.send(dest === undefined ? continueHeaders('request_headers') : destinationHeadersResponse('request_headers', dest));
+    this.send(
+      dest === undefined
+        ? continueHeaders('request_headers')
+        : destinationHeadersResponse('request_headers', dest, this.options.parent ? { extraHeaders: PARENT_KIND_HEADERS } : {}),
+    );
     this.envoy.decided(this.outcome);
   }
 

@@ -1,38 +1,31 @@
 /**
  * One ext_proc stream from Envoy: the per-stream state object. It owns Envoy's
- * call, routes the first message, chooses the processor once, dispatches every
+ * call, routes the first message (route match, then the picker over the live
+ * signal view: a primary and its failover order), chooses the processor once
+ * (EppRelay for an EPP candidate, ModeResponder for a parent), dispatches every
  * message to it by request phase, and has ONE idempotent close(outcome),
  * reached on end, error and cancel, that releases the processor (and its EPP
  * call) and reports the stream exactly once.
  */
 import type { Metadata, ServerDuplexStream } from '@grpc/grpc-js';
-import type { Logger } from 'pino';
-import type { RouterConfig } from '../config/schema.js';
-import { pick } from '../picker/pick.js';
-import type { RandomSource } from '../picker/types.js';
+import { pickWith } from '../picker/pick.js';
 import { decodeRequest, peekRequest, type RequestPeek } from '../protocol/codec.js';
 import { immediateResponse } from '../protocol/responses.js';
+import { EMPTY_SIGNAL_VIEW } from '../signals/types.js';
 import { matchRequest } from '../snapshot/match.js';
-import type { RoutingSnapshot } from '../snapshot/types.js';
+import type { Candidate } from '../snapshot/types.js';
 import { requestAttributes } from './attributes.js';
-import type { EppClientPool } from './epp-client.js';
+import { DEFAULT_PICKER, relayContext, type StreamDeps } from './deps.js';
 import { EppRelay } from './epp-relay.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { candidateLabels, routeLabel } from './labels.js';
-import type { DataPathObserver, StreamOutcome } from './observer.js';
+import type { StreamOutcome } from './observer.js';
 import type { EnvoySide, Processor } from './processor.js';
 import { ModeResponder } from './responder.js';
 
 export type EnvoyCall = ServerDuplexStream<Buffer, Buffer>;
 
-export interface StreamDeps {
-  readonly snapshot: () => RoutingSnapshot | undefined;
-  readonly settings: RouterConfig['extProc'];
-  readonly random: RandomSource;
-  readonly eppClients: EppClientPool;
-  readonly observer: DataPathObserver;
-  readonly logger: Logger;
-}
+export type { ExtProcSettings, StreamDeps } from './deps.js';
 
 type Phase =
   | { readonly t: 'first' }
@@ -88,8 +81,15 @@ export class ExtProcStream implements EnvoySide {
     if (this.phase.t !== 'closed') this.call.resume();
   }
 
-  decided(outcome: StreamOutcome): void {
-    this.decidedOutcome ??= outcome;
+  decided(outcome: StreamOutcome, replace = false): void {
+    if (replace) this.decidedOutcome = outcome;
+    else this.decidedOutcome ??= outcome;
+  }
+
+  routed(candidate: Candidate): void {
+    const labels = candidateLabels(candidate);
+    this.pool = labels.pool;
+    this.cluster = labels.cluster;
   }
 
   finish(outcome: StreamOutcome): void {
@@ -107,6 +107,7 @@ export class ExtProcStream implements EnvoySide {
           status: err.httpStatus,
           body: err.responseBody(),
           details: `mcip_router_${err.code}`,
+          ...(err.headers ? { headers: err.headers } : {}),
         }),
       );
       this.call.end();
@@ -218,8 +219,10 @@ export class ExtProcStream implements EnvoySide {
       return undefined;
     }
     this.route = routeLabel(match.rule);
-    const result = pick(match.rule, this.deps.random);
-    this.deps.observer.picked((performance.now() - started) / 1000);
+    const deps = this.deps;
+    const view = deps.signals?.view() ?? EMPTY_SIGNAL_VIEW;
+    const result = pickWith(match.rule, view, deps.random, deps.picker ?? DEFAULT_PICKER);
+    deps.observer.picked((performance.now() - started) / 1000);
     switch (result.type) {
       case 'unavailable':
       case 'invalid-backend':
@@ -232,17 +235,13 @@ export class ExtProcStream implements EnvoySide {
         throw new Error(`unknown pick result ${String(never)}`);
       }
     }
+    deps.observer.pickedFor(result.reason);
     const candidate = result.primary;
-    const labels = candidateLabels(candidate);
-    this.pool = labels.pool;
-    this.cluster = labels.cluster;
+    this.routed(candidate);
     if (candidate.via === 'parent') {
-      return new ModeResponder(this, req.protocol_config, { destination: candidate.parent.address });
+      return new ModeResponder(this, req.protocol_config, { destination: candidate.parent.address, parent: true });
     }
-    return new EppRelay(this, candidate, {
-      pool: this.deps.eppClients,
-      destinationHeader: this.deps.settings.destinationHeader,
-    });
+    return new EppRelay(this, result, req.protocol_config, relayContext(deps));
   }
 
   // ---- the one way out ----------------------------------------------------------------

@@ -5,6 +5,14 @@
 
 /** Header (and envoy.lb metadata key) naming the endpoint Envoy's ORIGINAL_DST cluster routes to. */
 export const DESTINATION_ENDPOINT_HEADER = 'x-gateway-destination-endpoint';
+/**
+ * Request header the router sets (raw_value) when the destination is a remote parent Gateway
+ * (Parent mode, and FailOpen to a parent), so an Envoy route can send those requests to a TLS
+ * ORIGINAL_DST cluster and the rest to the plain one. Never set in Endpoint mode answers.
+ */
+export const DESTINATION_KIND_HEADER = 'x-mcip-destination-kind';
+/** The value of {@link DESTINATION_KIND_HEADER} for a parent Gateway destination. */
+export const DESTINATION_KIND_PARENT = 'parent';
 /** Metadata key (namespace envoy.lb) the gateway uses to tell an EPP which endpoint served a response. */
 export const DESTINATION_ENDPOINT_SERVED_KEY = 'x-gateway-destination-endpoint-served';
 /** Metadata key (namespace envoy.lb.subset_hint) holding the ip:port list an EPP must pick from. */

@@ -65,6 +65,8 @@ export interface DestinationOptions {
    * `{"envoy.lb": {"x-gateway-destination-endpoint": endpoint}}`; null for none.
    */
   dynamicMetadata?: Readonly<Record<string, JsonObject>> | null;
+  /** More request headers to set alongside the destination (raw_value, overwrite), e.g. x-mcip-destination-kind. */
+  extraHeaders?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -84,7 +86,12 @@ export function destinationHeadersResponse(
   return encodeResponse({
     [phase]: {
       response: {
-        header_mutation: { set_headers: [headerOption(DESTINATION_ENDPOINT_HEADER, endpoint)] },
+        header_mutation: {
+          set_headers: [
+            headerOption(DESTINATION_ENDPOINT_HEADER, endpoint),
+            ...Object.entries(opts.extraHeaders ?? {}).map(([k, v]) => headerOption(k, v)),
+          ],
+        },
         clear_route_cache: opts.clearRouteCache ?? true,
       },
     },

@@ -68,6 +68,29 @@ describe('parseConfigText', () => {
     expect(epp?.tls.keyFile).toBe('/base/etc/certs/client.key');
   });
 
+  it('resolves a kubernetes member\'s kubeconfig path against the config directory', () => {
+    const cfg = parseConfigText(
+      'clusterName: a\ngateways: [{namespace: default, name: gw}]\nclusters:\n  - {name: a, manifests: {paths: [m]}}\n  - {name: b, kubernetes: {kubeconfig: secrets/b/kubeconfig, context: b-admin}}\n',
+      'config.yaml',
+      '/base',
+    );
+    expect(cfg.clusters[1]?.kubernetes).toMatchObject({ kubeconfig: '/base/secrets/b/kubeconfig', context: 'b-admin' });
+  });
+
+  it('reports cross-field problems in the same run as field problems', () => {
+    const found = issues(
+      'clusterName: z\nmode: Sideways\ngateways: [{namespace: default, name: gw}]\nclusters:\n  - {name: a, manifests: {paths: [m]}}\n  - {name: a}\n',
+    );
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^mode: /),
+        expect.stringMatching(/^clusterName: "z" is not one of clusters\[\]\.name/),
+        expect.stringMatching(/^clusters\[1\]\.name: duplicate cluster name "a"/),
+        expect.stringMatching(/^clusters\[1\]: a cluster needs exactly one object source/),
+      ]),
+    );
+  });
+
   it('applies defaults', () => {
     const cfg = parseConfigText(
       'clusterName: a\ngateways: [{namespace: default, name: gw}]\nclusters: [{name: a, manifests: {paths: [m]}}]\n',

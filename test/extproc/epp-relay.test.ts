@@ -1,49 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { EppRelay, type EppCandidate } from '../../src/extproc/epp-relay.js';
-import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
-import type { Processor } from '../../src/extproc/processor.js';
 import { decodeResponse, encodeResponse } from '../../src/protocol/codec.js';
 import { fromStruct } from '../../src/protocol/struct.js';
 import { immediateResponse, destinationHeadersResponse, streamedBody } from '../../src/protocol/responses.js';
-import { bodyMsg, FakeEnvoy, FakeEppCall, FakePool, headersMsg, responseHeadersMsg } from './fakes.js';
+import { bodyMsg, flush, headersMsg, responseHeadersMsg, trailersMsg } from './fakes.js';
+import { BUFFERED, candidate, LIST, setup, streamedBodies } from './relay-fixtures.js';
 
-const TLS = { enabled: false, insecureSkipVerify: true };
-
-function candidate(failureMode: 'FailClose' | 'FailOpen' = 'FailClose'): EppCandidate {
-  return {
-    id: 'cluster-a/default/pool-a',
-    cluster: 'cluster-a',
-    namespace: 'default',
-    pool: 'pool-a',
-    local: true,
-    failureMode,
-    targetPorts: [8000],
-    via: 'epp',
-    epp: {
-      address: '127.0.0.1:9002',
-      host: '127.0.0.1',
-      port: 9002,
-      cluster: 'cluster-a',
-      service: { namespace: 'default', name: 'pool-a-epp' },
-      source: 'override',
-      tls: TLS,
-    },
-  };
-}
-
-function setup(opts: { mode?: 'primary' | 'list'; failureMode?: 'FailClose' | 'FailOpen' } = {}) {
-  const envoy = new FakeEnvoy();
-  envoy.metadata.set('x-route-tag', 'blue');
-  envoy.metadata.set('user-agent', 'envoy');
-  const pool = new FakePool();
-  const relay: Processor = new EppRelay(envoy, candidate(opts.failureMode), { pool: pool.asPool(), destinationHeader: opts.mode ?? 'primary' });
-  return { envoy, pool, relay, call: new FakeEppCall() };
-}
-
-const LIST = '10.0.0.1:8000,10.0.0.2:8000,10.0.0.3:8000';
-
-describe('EppRelay', () => {
+describe('EppRelay: relaying', () => {
   it('buffers Envoy messages (Envoy paused) until the EPP call opens, then forwards them in order', async () => {
     const { envoy, pool, relay, call } = setup();
     expect(envoy.paused).toBe(true);
@@ -61,9 +24,10 @@ describe('EppRelay', () => {
     expect(envoy.paused).toBe(false);
   });
 
-  it('relays EPP responses unchanged and ends Envoy OK when the EPP does', async () => {
-    const { envoy, pool, relay, call } = setup();
+  it('relays EPP responses unchanged, reports success, and ends Envoy OK when the EPP does', async () => {
+    const { envoy, pool, relay, call, outcomes } = setup();
     relay.requestHeaders(headersMsg(), false);
+    relay.requestBody(bodyMsg('request_body', 'x', true), true);
     await pool.complete(call);
     const hr = destinationHeadersResponse('request_headers', '10.0.0.1:8000');
     const br = streamedBody('request_body', Buffer.from('x'), true);
@@ -72,12 +36,28 @@ describe('EppRelay', () => {
     expect(envoy.sent[0]).toBe(hr);
     expect(envoy.sent[1]).toBe(br);
     expect(envoy.decidedOutcome).toBe('relayed');
+    expect(outcomes.log).toEqual(['ok cluster-a/default/pool-a']);
     relay.responseHeaders(responseHeadersMsg(), false);
-    expect(call.written).toHaveLength(2);
+    expect(call.written).toHaveLength(3);
+    call.reply(encodeResponse({ response_headers: {} }));
     relay.endOfInput();
     expect(call.ended).toBe(true);
     call.status(GrpcStatus.OK);
     expect(envoy.finished).toBe('relayed');
+    expect(outcomes.log).toEqual(['ok cluster-a/default/pool-a']);
+  });
+
+  it('an EPP that ends OK leaving Envoy waiting (response headers unanswered): the router answers', async () => {
+    const { envoy, pool, relay, call, outcomes } = setup();
+    relay.requestHeaders(headersMsg({ eos: true }), true);
+    await pool.complete(call);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    relay.responseHeaders(responseHeadersMsg(), false);
+    call.status(GrpcStatus.OK);
+    expect(envoy.kinds()).toEqual(['request_headers', 'response_headers']);
+    expect(outcomes.log.at(-1)).toBe('stream cluster-a/default/pool-a');
+    relay.endOfInput();
+    expect(envoy.finished).toBe('finished_by_router');
   });
 
   it('rewrites a destination list to the primary, keeping the full list in envoy.lb metadata', async () => {
@@ -101,63 +81,29 @@ describe('EppRelay', () => {
     expect(envoy.sent[0]).toBe(hr);
   });
 
-  it('relays an EPP immediate response and records it', async () => {
-    const { envoy, pool, relay, call } = setup();
+  it('relays an EPP immediate response other than 503/429 (the EPP decided)', async () => {
+    const { envoy, pool, relay, call } = setup({ fallbacks: [candidate('pool-b', { cluster: 'cluster-b' })] });
     relay.requestHeaders(headersMsg(), false);
     await pool.complete(call);
-    const ir = immediateResponse({ status: 429, body: { error: 'saturated' } });
+    const ir = immediateResponse({ status: 400, body: { error: 'model missing' } });
     call.reply(ir);
     expect(envoy.sent).toEqual([ir]);
     expect(envoy.decidedOutcome).toBe('epp_immediate');
+    expect(pool.readied).toHaveLength(1);
+    call.status(GrpcStatus.OK);
+    expect(envoy.finished).toBe('epp_immediate');
   });
 
-  it('connect failure: FailClose 503 naming the pool and the reason', async () => {
-    const { envoy, pool, relay } = setup();
-    relay.requestHeaders(headersMsg(), false);
-    await pool.reject(new RouterError(ErrorCode.EppUnavailable, 'no connection to EPP 127.0.0.1:9002 within 2000 ms'));
-    expect(envoy.failed?.code).toBe(ErrorCode.EppUnavailable);
-    expect(envoy.failed?.httpStatus).toBe(503);
-    expect(envoy.failed?.message).toContain('cluster-a/default/pool-a');
-    expect(envoy.failed?.message).toContain('within 2000 ms');
-    expect(envoy.sent).toHaveLength(0);
-  });
-
-  it('FailOpen: the same 503, with a note', async () => {
-    const { envoy, pool, relay } = setup({ failureMode: 'FailOpen' });
-    relay.requestHeaders(headersMsg(), false);
-    await pool.reject(new Error('boom'));
-    expect(envoy.failed?.httpStatus).toBe(503);
-    expect(envoy.failed?.message).toMatch(/FailOpen is not supported yet/);
-  });
-
-  it('EPP error before anything was relayed: 503; after: a gRPC error', async () => {
-    {
-      const { envoy, pool, relay, call } = setup();
-      relay.requestHeaders(headersMsg(), false);
-      await pool.complete(call);
-      call.status(GrpcStatus.UNAVAILABLE, 'connection reset');
-      expect(envoy.failed?.userFacing).toBe(true);
-      expect(envoy.failed?.message).toContain('UNAVAILABLE');
-    }
-    {
-      const { envoy, pool, relay, call } = setup();
-      relay.requestHeaders(headersMsg(), false);
-      await pool.complete(call);
-      call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
-      call.status(GrpcStatus.INTERNAL, 'crashed');
-      expect(envoy.failed?.code).toBe(ErrorCode.EppStream);
-      expect(envoy.failed?.userFacing).toBe(false);
-      expect(envoy.failed?.outcome).toBe('epp_error');
-    }
-  });
-
-  it('a malformed EPP message is an EPP failure', async () => {
-    const { envoy, pool, relay, call } = setup();
+  it('a message that answers nothing (override_message_timeout) is relayed without committing', async () => {
+    const b = candidate('pool-b', { cluster: 'cluster-b' });
+    const { envoy, pool, relay, call } = setup({ fallbacks: [b] });
     relay.requestHeaders(headersMsg(), false);
     await pool.complete(call);
-    call.reply(Buffer.from([0x0a, 0xff]));
-    expect(envoy.failed?.code).toBe(ErrorCode.EppUnavailable);
-    expect(call.cancelled).toBe(true);
+    const m = encodeResponse({ override_message_timeout: { seconds: 30 } });
+    call.reply(m);
+    expect(envoy.sent).toEqual([m]);
+    call.status(GrpcStatus.UNAVAILABLE, 'reset');
+    expect(pool.readied.map((t) => t.address)).toEqual(['127.0.0.1:9002', b.epp!.address]);
   });
 
   it('dispose cancels the EPP call; disposed before the channel is ready, no call starts', async () => {
@@ -198,11 +144,102 @@ describe('EppRelay', () => {
     call.emit('drain');
     expect(envoy.paused).toBe(false);
 
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     envoy.sendResult = false;
-    call.reply(encodeResponse({ request_body: {} }));
+    call.reply(streamedBody('request_body', Buffer.from('a'), false));
     expect(call.paused).toBe(true);
     envoy.sendResult = true;
     envoy.drain();
     expect(call.paused).toBe(false);
+  });
+});
+
+describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
+  it('full duplex: the router finishes the echo from its own copy, then passes everything through', async () => {
+    const { envoy, pool, relay, call, outcomes } = setup();
+    relay.requestHeaders(headersMsg(), false);
+    relay.requestBody(bodyMsg('request_body', 'aaaa', false), false);
+    relay.requestBody(bodyMsg('request_body', 'bbbb', false), false);
+    await pool.complete(call);
+    relay.requestBody(bodyMsg('request_body', 'cc', true), true);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    call.reply(streamedBody('request_body', Buffer.from('aaaab'), false)); // 1 response for 1.25 chunks
+    call.status(GrpcStatus.UNAVAILABLE, 'crashed');
+    expect(streamedBodies(envoy)).toBe('aaaabbbbcc');
+    const last = envoy.responses().at(-1)!;
+    expect(last.request_body!.response!.body_mutation!.streamed_response!.end_of_stream).toBe(true);
+    expect(envoy.failed).toBeUndefined();
+    expect(envoy.decidedOutcome).toBe('finished_by_router');
+    expect(outcomes.log).toEqual(['ok cluster-a/default/pool-a', 'stream cluster-a/default/pool-a']);
+    relay.responseHeaders(responseHeadersMsg(), false);
+    relay.responseBody(bodyMsg('response_body', 'tok', true), true);
+    expect(envoy.kinds().slice(-2)).toEqual(['response_headers', 'response_body']);
+    relay.endOfInput();
+    expect(envoy.finished).toBeDefined();
+  });
+
+  it('full duplex with trailers pending: echo the rest (not ended) and answer the trailers', async () => {
+    const { envoy, pool, relay, call } = setup();
+    relay.requestHeaders(headersMsg(), false);
+    relay.requestBody(bodyMsg('request_body', 'abc', false), false);
+    relay.requestTrailers(trailersMsg('request_trailers'));
+    await pool.complete(call);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    call.status(GrpcStatus.INTERNAL, 'crashed');
+    expect(envoy.kinds()).toEqual(['request_headers', 'request_body', 'request_trailers']);
+    expect(envoy.responses()[1]!.request_body!.response!.body_mutation!.streamed_response!.end_of_stream).toBe(false);
+  });
+
+  it('response path, full duplex: the unechoed response bytes are echoed, then pass-through', async () => {
+    const { envoy, pool, relay, call } = setup();
+    relay.requestHeaders(headersMsg({ eos: true }), true);
+    await pool.complete(call);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    relay.responseHeaders(responseHeadersMsg(), false);
+    call.reply(encodeResponse({ response_headers: {} }));
+    relay.responseBody(bodyMsg('response_body', 'tok1', false), false);
+    call.status(GrpcStatus.UNAVAILABLE, 'gone');
+    relay.responseBody(bodyMsg('response_body', 'tok2', true), true);
+    const bodies = envoy
+      .responses()
+      .filter((r) => r.response === 'response_body')
+      .map((r) => r.response_body!.response!.body_mutation!.streamed_response!);
+    expect(bodies.map((x) => x.body.toString())).toEqual(['tok1', 'tok2']);
+    expect(bodies.map((x) => x.end_of_stream)).toEqual([false, true]);
+  });
+
+  it('BUFFERED: pending body and trailers get CONTINUE', async () => {
+    const { envoy, pool, relay, call } = setup({ protocol: BUFFERED });
+    relay.requestHeaders(headersMsg({ protocol: BUFFERED }), false);
+    await pool.complete(call);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    relay.requestBody(bodyMsg('request_body', '{}', false), false);
+    relay.requestTrailers(trailersMsg('request_trailers'));
+    call.status(GrpcStatus.UNAVAILABLE, 'gone');
+    await flush();
+    expect(envoy.kinds()).toEqual(['request_headers', 'request_body', 'request_trailers']);
+    expect(envoy.responses()[1]!.request_body!.response).toBeNull();
+  });
+
+  it('ended OK with nothing pending: ends Envoy OK (Envoy continues without a processor)', async () => {
+    const { envoy, pool, relay, call } = setup();
+    relay.requestHeaders(headersMsg(), false);
+    relay.requestBody(bodyMsg('request_body', 'x', true), true);
+    await pool.complete(call);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    call.reply(streamedBody('request_body', Buffer.from('x'), true));
+    call.status(GrpcStatus.OK);
+    expect(envoy.finished).toBe('relayed');
+  });
+
+  it('a malformed EPP message after the commit is an EPP failure, finished by the router', async () => {
+    const { envoy, pool, relay, call } = setup();
+    relay.requestHeaders(headersMsg({ eos: true }), true);
+    await pool.complete(call);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    call.reply(Buffer.from([0x0a, 0xff]));
+    expect(call.cancelled).toBe(true);
+    expect(envoy.failed).toBeUndefined();
+    expect(envoy.decidedOutcome).toBe('finished_by_router');
   });
 });

@@ -8,7 +8,7 @@ import type { StreamOutcome } from '../../src/extproc/observer.js';
 import type { EnvoySide } from '../../src/extproc/processor.js';
 import { decodeResponse, encodeRequest, type ProcessingResponse } from '../../src/protocol/codec.js';
 import type { BodySendMode } from '../../src/protocol/constants.js';
-import type { EppTarget } from '../../src/snapshot/types.js';
+import type { Candidate, EppTarget } from '../../src/snapshot/types.js';
 
 export class FakeEnvoy implements EnvoySide {
   readonly sent: Buffer[] = [];
@@ -39,11 +39,17 @@ export class FakeEnvoy implements EnvoySide {
   resume(): void {
     this.paused = false;
   }
-  decided(outcome: StreamOutcome): void {
-    this.decidedOutcome ??= outcome;
+  routedTo: Candidate[] = [];
+  decided(outcome: StreamOutcome, replace = false): void {
+    if (replace) this.decidedOutcome = outcome;
+    else this.decidedOutcome ??= outcome;
   }
+  routed(candidate: Candidate): void {
+    this.routedTo.push(candidate);
+  }
+  /** As the real stream: the decided outcome wins. */
   finish(outcome: StreamOutcome): void {
-    this.finished = outcome;
+    this.finished = this.decidedOutcome ?? outcome;
   }
   fail(err: RouterError): void {
     this.failed = err;

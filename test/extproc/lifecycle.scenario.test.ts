@@ -34,14 +34,15 @@ describe('releasing streams', () => {
     expect(sc.observer.outcomes()).toEqual(['epp_unavailable']);
   });
 
-  it('EPP crashes after its headers response: Envoy gets a gRPC error (500)', async () => {
+  it('EPP crashes after its headers response: the router finishes the echo, the request is served', async () => {
     sc = await startScenario({ eppA: { crash: 'after-headers-response' } });
     const r = await sc.envoy.run({ authority: 'local.example', path: '/', body: body() });
-    expect(r.outcome).toBe('local-reply');
-    expect(r.status).toBe(500);
-    expect(r.reason).toMatch(/gRPC 14/);
+    expect(r.outcome).toBe('forwarded');
+    expect(POOL_A_ENDPOINTS).toContain(r.destination);
+    expect(r.forwardedBody!.equals(jsonBody(2048))).toBe(true);
+    expect(r.status).toBe(200);
     await sc.settled();
-    expect(sc.observer.outcomes()).toEqual(['epp_error']);
+    expect(sc.observer.outcomes()).toEqual(['finished_by_router']);
   });
 
   it('EPP reset (process killed) mid-stream: 503, both streams released', async () => {
@@ -65,12 +66,13 @@ describe('releasing streams', () => {
     expect(ok).toBe(true);
   });
 
-  it('the EPP closing its stream OK lets Envoy continue without a processor', async () => {
+  it('the EPP closing its stream OK without answering is a failed attempt (no fallback here: 503)', async () => {
     sc = await startScenario({ eppA: { crash: 'close-ok' } });
     const r = await sc.envoy.run({ authority: 'local.example', path: '/', body: body() });
-    expect(r.processorDropped).toMatch(/closed the stream with OK/);
+    expect(r.status).toBe(503);
+    expect(JSON.parse(r.response.body.toString()).error.message).toContain('ended its stream without answering');
     await sc.settled();
-    expect(sc.observer.outcomes()).toEqual(['relayed']);
+    expect(sc.observer.outcomes()).toEqual(['epp_unavailable']);
   });
 });
 

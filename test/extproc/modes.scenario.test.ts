@@ -10,7 +10,8 @@ type ModeName = 'headers-only' | 'BUFFERED' | 'STREAMED' | 'FULL_DUPLEX_STREAMED
 
 function options(mode: ModeName): StandinOptions {
   if (mode === 'headers-only') {
-    return { requestBodyMode: 'NONE', responseBodyMode: 'NONE', requestTrailerMode: 'SKIP', responseTrailerMode: 'SKIP' };
+    // A generous message timeout: 200 ms (Envoy's default) is flaky on a loaded 2-core machine.
+    return { requestBodyMode: 'NONE', responseBodyMode: 'NONE', requestTrailerMode: 'SKIP', responseTrailerMode: 'SKIP', messageTimeoutMs: 5000 };
   }
   return { requestBodyMode: mode, responseBodyMode: mode, requestTrailerMode: 'SEND', responseTrailerMode: 'SEND', messageTimeoutMs: 5000 };
 }

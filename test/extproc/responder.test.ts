@@ -26,6 +26,21 @@ function expectDestination(r: ProcessingResponse, addr: string): void {
   expect(fromStruct(r.dynamic_metadata)).toEqual({ 'envoy.lb': { 'x-gateway-destination-endpoint': addr } });
 }
 
+describe('ModeResponder: the parent destination marker', () => {
+  it('parent answers also set x-mcip-destination-kind: parent (raw_value); plain ones do not', () => {
+    const keys = (parent: boolean) => {
+      const envoy = new FakeEnvoy();
+      new ModeResponder(envoy, FD, { destination: PARENT, parent }).requestHeaders(headersMsg({ eos: true }), true);
+      return envoy.responses()[0]!.request_headers!.response!.header_mutation!.set_headers.map((o) => [o.header!.key, o.header!.raw_value.toString(), o.header!.value]);
+    };
+    expect(keys(true)).toEqual([
+      ['x-gateway-destination-endpoint', PARENT, ''],
+      ['x-mcip-destination-kind', 'parent', ''],
+    ]);
+    expect(keys(false)).toEqual([['x-gateway-destination-endpoint', PARENT, '']]);
+  });
+});
+
 describe('ModeResponder, parent mode, FULL_DUPLEX_STREAMED', () => {
   it('holds the headers response until the body ends, then echoes the body', () => {
     const envoy = new FakeEnvoy();

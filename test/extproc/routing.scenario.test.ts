@@ -98,12 +98,12 @@ describe('Endpoint mode', () => {
     expect(sc.observer.outcomes()).toEqual(['epp_unavailable']);
   });
 
-  it('EPP down with FailOpen -> the same 503 with a note', async () => {
+  it('EPP down with FailOpen and no endpoint known -> 503 saying so', async () => {
     sc = await startScenario({ failureModeA: 'FailOpen' });
     await sc.eppA.kill();
     const r = await sc.envoy.run({ authority: 'local.example', path: '/', body: body() });
     expect(r.status).toBe(503);
-    expect(errorJson(r.response.body).message).toContain('FailOpen');
+    expect(errorJson(r.response.body).message).toContain('FailOpen, but no endpoint of the pool is known');
   });
 
   it('an unreachable EPP address fails within eppConnectTimeoutMs', async () => {
@@ -122,15 +122,27 @@ describe('Endpoint mode', () => {
     }
   });
 
-  it.each([503, 429])('EPP immediate %i is relayed to the client', async (status) => {
+  it.each([503, 429])('EPP immediate %i with no candidate left: %i with the attempts, retry-after kept', async (status) => {
     sc = await startScenario({ eppA: { immediate: { status, body: 'saturated', headers: { 'retry-after': '1' } } } });
     const r = await sc.envoy.run({ authority: 'local.example', path: '/', body: body() });
     expect(r.outcome).toBe('local-reply');
     expect(r.status).toBe(status);
-    expect(r.response.body.toString()).toBe('saturated');
-    expect(getHeader(r.response.headers, 'retry-after')).toBe('1');
+    const e = JSON.parse(r.response.body.toString()).error;
+    expect(e.type).toBe(status === 429 ? 'epp_overloaded' : 'epp_unavailable');
+    expect(e.attempts).toEqual([expect.objectContaining({ cluster: 'cluster-a', pool: 'example/pool-a', reason: `status-${status}` })]);
+    if (status === 429) expect(getHeader(r.response.headers, 'retry-after')).toBe('1');
     await sc.settled();
-    expect(sc.observer.outcomes()).toEqual(['epp_immediate']);
+    expect(sc.observer.outcomes()).toEqual([status === 429 ? 'epp_overloaded' : 'epp_unavailable']);
+  });
+
+  it('EPP immediate 400 (the EPP decided) is relayed unchanged', async () => {
+    const immediate = { status: 400, body: 'no model' };
+    sc = await startScenario({ eppA: { immediate }, eppB: { immediate } });
+    const r = await sc.envoy.run({ authority: 'split.example', path: '/', body: body() });
+    expect(r.status).toBe(400);
+    expect(r.response.body.toString()).toBe('no model');
+    // No failover on a 400: one EPP was asked.
+    expect(sc.eppA.counters.streamsOpened + sc.eppB.counters.streamsOpened).toBe(1);
   });
 
   it("EPP list: the header carries the primary, envoy.lb metadata the list ('primary', default)", async () => {

@@ -5,11 +5,18 @@
 // Routes (Gateway example/inf-gw):
 //   local.example   -> InferencePool pool-a (local)
 //   remote.example  -> InferencePoolImport pool-b (exported by cluster-b; parent Gateway gw-b 10.2.0.100:80)
+//   split.example   -> pool-a and the pool-b import, weight 1 each (failover between the two)
 //   missing.example -> InferencePool ghost (does not exist: invalid backend, 500)
+// With `signals`, a SignalStore probes both EPPs (health on their ext_proc ports, metrics
+// where the clusters' `epp.metrics` point) and feeds the picks; it also gets the outcomes.
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import pino from 'pino';
 import { EppClientPool } from '../../src/extproc/epp-client.js';
-import type { DataPathObserver, StreamInfo } from '../../src/extproc/observer.js';
+import type { RouterConfig } from '../../src/config/schema.js';
+import { FailOpenEndpoints, staticFailOpenEndpoints } from '../../src/extproc/fail-open.js';
+import type { DataPathObserver, PickCountReason, StreamInfo } from '../../src/extproc/observer.js';
+import { SignalStore } from '../../src/signals/index.js';
+import type { FailureReason } from '../../src/signals/types.js';
 import { createExtProcServer, type ExtProcServer } from '../../src/extproc/server.js';
 import type { RoutingSnapshot } from '../../src/snapshot/types.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
@@ -38,6 +45,10 @@ export class RecordingObserver implements DataPathObserver {
   started = 0;
   readonly finished: StreamInfo[] = [];
   picks = 0;
+  readonly reasons: PickCountReason[] = [];
+  readonly failovers: { from: string; to: string; reason: FailureReason }[] = [];
+  readonly firstResponses: string[] = [];
+  readonly eppStreams: string[] = [];
   streamStarted(): void {
     this.started++;
   }
@@ -46,6 +57,18 @@ export class RecordingObserver implements DataPathObserver {
   }
   picked(): void {
     this.picks++;
+  }
+  pickedFor(reason: PickCountReason): void {
+    this.reasons.push(reason);
+  }
+  failover(from: string, to: string, reason: FailureReason): void {
+    this.failovers.push({ from, to, reason });
+  }
+  eppFirstResponse(cluster: string): void {
+    this.firstResponses.push(cluster);
+  }
+  eppStreamFinished(cluster: string): void {
+    this.eppStreams.push(cluster);
   }
   outcomes(): string[] {
     return this.finished.map((f) => f.outcome);
@@ -67,7 +90,16 @@ export interface ScenarioOptions {
   eppTls?: EppTlsInput;
   destinationHeader?: 'primary' | 'list';
   failureModeA?: 'FailClose' | 'FailOpen';
+  failureModeB?: 'FailClose' | 'FailOpen';
+  /** Extra per-cluster config (epp health/metrics, failOpen), merged into clusters[]. */
+  clusterA?: Record<string, unknown>;
+  clusterB?: Record<string, unknown>;
   eppConnectTimeoutMs?: number;
+  attemptTimeoutMs?: number;
+  replayBufferBytes?: number;
+  maxAttempts?: number;
+  /** Run a SignalStore over the scenario's config (probing both EPPs) and pick with it. */
+  signals?: boolean;
   maxMessageBytes?: number;
   /** Listen address (default 127.0.0.1:0). */
   listen?: string;
@@ -84,36 +116,53 @@ export interface Scenario {
   readonly envoy: EnvoyStandin;
   readonly observer: RecordingObserver;
   readonly pool: EppClientPool;
+  readonly signals: SignalStore | undefined;
+  readonly config: RouterConfig;
   setSnapshot(s: RoutingSnapshot | undefined): void;
   /** Waits until the router and both EPPs have no open stream. */
   settled(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
-export function buildScenarioSnapshot(o: {
+export interface ScenarioSnapshotInput {
   mode?: 'Endpoint' | 'Parent';
   eppA: string;
   eppB: string;
   tls?: EppTlsInput;
   failureModeA?: 'FailClose' | 'FailOpen';
-}): RoutingSnapshot {
+  failureModeB?: 'FailClose' | 'FailOpen';
+  clusterA?: Record<string, unknown>;
+  clusterB?: Record<string, unknown>;
+}
+
+/** The scenario's router config: cluster-a (local) and cluster-b, EPP addresses overridden. */
+export function scenarioConfig(o: ScenarioSnapshotInput): RouterConfig {
   const tls = o.tls ?? { enabled: false };
-  const cfg = config({
+  const cluster = (name: string, svc: string, address: string, extra: Record<string, unknown> = {}) => {
+    const { epp, ...rest } = extra as { epp?: Record<string, unknown> };
+    return { name, epp: { tls, ...epp }, addressOverrides: { services: [{ namespace: NS, name: svc, address }] }, ...rest };
+  };
+  return config({
     mode: o.mode ?? 'Endpoint',
-    clusters: [
-      { name: 'cluster-a', epp: { tls }, addressOverrides: { services: [{ namespace: NS, name: 'pool-a-epp', address: o.eppA }] } },
-      { name: 'cluster-b', epp: { tls }, addressOverrides: { services: [{ namespace: NS, name: 'pool-b-epp', address: o.eppB }] } },
-    ],
+    clusters: [cluster('cluster-a', 'pool-a-epp', o.eppA, o.clusterA), cluster('cluster-b', 'pool-b-epp', o.eppB, o.clusterB)],
   });
+}
+
+export function buildScenarioSnapshot(o: ScenarioSnapshotInput): RoutingSnapshot {
+  const cfg = scenarioConfig(o);
   const a = [
     gateway('inf-gw', { addresses: ['10.1.0.100'] }),
     pool('pool-a', { failureMode: o.failureModeA ?? 'FailClose' }),
     poolImport('pool-b', [['cluster-b']]),
     route('local', [rule([poolRef('pool-a')])], { hostnames: ['local.example'] }),
     route('remote', [rule([importRef('pool-b')])], { hostnames: ['remote.example'] }),
+    route('split', [rule([poolRef('pool-a'), importRef('pool-b')])], { hostnames: ['split.example'] }),
     route('missing', [rule([poolRef('ghost')])], { hostnames: ['missing.example'] }),
   ];
-  const b = [pool('pool-b', { exported: true, parents: [parentRef('gw-b')] }), gateway('gw-b', { addresses: ['10.2.0.100'] })];
+  const b = [
+    pool('pool-b', { exported: true, parents: [parentRef('gw-b')], failureMode: o.failureModeB ?? 'FailClose' }),
+    gateway('gw-b', { addresses: ['10.2.0.100'] }),
+  ];
   return buildSnapshot({ config: cfg, clusters: [state('cluster-a', a), state('cluster-b', b)], version: 1 }).snapshot;
 }
 
@@ -121,16 +170,31 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
   const tls = o.eppTls ?? { enabled: false };
   const eppA = await startSimulatedEpp({ endpoints: POOL_A_ENDPOINTS, tls: tls.enabled, ...o.eppA });
   const eppB = await startSimulatedEpp({ endpoints: POOL_B_ENDPOINTS, tls: tls.enabled, ...o.eppB });
-  let snapshot: RoutingSnapshot | undefined = o.noSnapshot
-    ? undefined
-    : buildScenarioSnapshot({ mode: o.mode, eppA: eppA.address, eppB: eppB.address, tls, failureModeA: o.failureModeA });
+  const input: ScenarioSnapshotInput = {
+    mode: o.mode,
+    eppA: eppA.address,
+    eppB: eppB.address,
+    tls,
+    failureModeA: o.failureModeA,
+    failureModeB: o.failureModeB,
+    clusterA: o.clusterA,
+    clusterB: o.clusterB,
+  };
+  const cfg = scenarioConfig(input);
+  let snapshot: RoutingSnapshot | undefined = o.noSnapshot ? undefined : buildScenarioSnapshot(input);
   const observer = new RecordingObserver();
   const settings = {
     maxMessageBytes: o.maxMessageBytes ?? 16 * 1024 * 1024,
     destinationHeader: o.destinationHeader ?? 'primary',
     eppConnectTimeoutMs: o.eppConnectTimeoutMs ?? 2000,
     drainTimeoutMs: 5000,
+    attemptTimeoutMs: o.attemptTimeoutMs ?? 10_000,
+    replayBufferBytes: o.replayBufferBytes ?? 8 * 1024 * 1024,
+    maxAttempts: o.maxAttempts ?? 3,
+    failOpenCacheTtlMs: 300_000,
   } as const;
+  const signals = o.signals ? new SignalStore({ config: cfg, evaluateIntervalMs: 50 }) : undefined;
+  if (signals && snapshot) signals.update(snapshot);
   const pool = new EppClientPool({ maxMessageBytes: settings.maxMessageBytes, connectTimeoutMs: settings.eppConnectTimeoutMs });
   const server = createExtProcServer({
     snapshot: () => snapshot,
@@ -139,6 +203,9 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     eppClients: pool,
     observer,
     logger: pino({ level: 'silent' }),
+    ...(signals ? { signals, outcomes: signals } : {}),
+    picker: cfg.picker,
+    failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(cfg) }),
   });
   const address = await server.bind(o.listen ?? '127.0.0.1:0');
   server.setServing(true);
@@ -151,8 +218,11 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     envoy,
     observer,
     pool,
+    signals,
+    config: cfg,
     setSnapshot(s) {
       snapshot = s;
+      if (s) signals?.update(s);
     },
     async settled(timeoutMs = 5000) {
       await waitFor(
@@ -163,6 +233,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     },
     async stop() {
       envoy.close();
+      signals?.stop();
       await server.close();
       pool.close();
       await eppA.stop();

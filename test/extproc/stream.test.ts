@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ExtProcStream, type EnvoyCall, type StreamDeps } from '../../src/extproc/stream.js';
 import { decodeResponse, encodeRequest } from '../../src/protocol/codec.js';
 import { destinationHeadersResponse } from '../../src/protocol/responses.js';
+import { signalView, type CandidateSignals, type SignalView } from '../../src/signals/types.js';
 import { scriptedRandom } from '../helpers/random.js';
 import { buildScenarioSnapshot, RecordingObserver } from './scenario.js';
 import { bodyMsg, FakeEppCall, FakePool, flush, headersMsg } from './fakes.js';
@@ -43,7 +44,7 @@ class FakeCall extends EventEmitter {
   }
 }
 
-function setup(o: { snapshot?: boolean; mode?: 'Endpoint' | 'Parent' } = {}) {
+function setup(o: { snapshot?: boolean; mode?: 'Endpoint' | 'Parent'; signals?: SignalView; random?: number[] } = {}) {
   const call = new FakeCall();
   const observer = new RecordingObserver();
   const pool = new FakePool();
@@ -51,10 +52,11 @@ function setup(o: { snapshot?: boolean; mode?: 'Endpoint' | 'Parent' } = {}) {
   const deps: StreamDeps = {
     snapshot: () => snapshot,
     settings: { maxMessageBytes: 1 << 24, destinationHeader: 'primary', eppConnectTimeoutMs: 100, drainTimeoutMs: 100 },
-    random: scriptedRandom([0.5]),
+    random: scriptedRandom(o.random ?? [0.5]),
     eppClients: pool.asPool(),
     observer,
     logger: pino({ level: 'silent' }),
+    ...(o.signals ? { signals: { view: () => o.signals! } } : {}),
   };
   let closed = 0;
   const stream = new ExtProcStream(call as unknown as EnvoyCall, deps, () => closed++);
@@ -150,5 +152,15 @@ describe('ExtProcStream', () => {
     call.emit('cancelled');
     await flush();
     expect(observer.outcomes()).toEqual(['relayed']);
+  });
+
+  it('picks with the live signal view: a not-ready pool gets nothing; the reason is observed', async () => {
+    const down: CandidateSignals = { ready: 'not-ready', ejected: false, source: 'epp-health', reason: 'health:failing' };
+    // random 0.1 would land on pool-a (first backendRef) with no signals.
+    const { call, observer, pool } = setup({ signals: signalView([['cluster-a/example/pool-a', down]]), random: [0.1] });
+    call.emit('data', host('split.example'));
+    await flush();
+    expect(pool.readied.map((t) => t.cluster)).toEqual(['cluster-b']);
+    expect(observer.reasons).toEqual(['weighted']);
   });
 });

@@ -19,7 +19,11 @@ export const SUBSET_NAMESPACE = 'envoy.lb.subset_hint';
 export const SUBSET_KEY = 'x-gateway-destination-endpoint-subset';
 export const SERVED_KEY = 'x-gateway-destination-endpoint-served';
 
-export type CrashMode = 'on-headers' | 'mid-body' | 'after-headers-response' | 'close-ok';
+/**
+ * 'mid-echo': in full duplex, after the headers response, echo the first half of the body
+ * (not ended), then fail. 'mid-response': echo the first response body chunk, fail on the next.
+ */
+export type CrashMode = 'on-headers' | 'mid-body' | 'after-headers-response' | 'close-ok' | 'mid-echo' | 'mid-response';
 
 export interface ImmediateSpec {
   status: number;
@@ -89,6 +93,7 @@ export class EppStream {
   private decided = false;
   private bodyStarted = false;
   private trailersPending = false;
+  private responseChunks = 0;
 
   constructor(
     private readonly call: Call,
@@ -148,6 +153,9 @@ export class EppStream {
       }
       case 'response_body': {
         const b = m.response_body;
+        if (this.host.crash === 'mid-response' && this.responseChunks++ > 0) {
+          return this.enqueue(async () => this.fail('simulated EPP crash mid response body'));
+        }
         if (!fdResp) return this.enqueue(async () => this.send({ response_body: { response: {} } }));
         return this.enqueue(async () => this.echo('response_body', [asBuffer(b?.body)], b?.end_of_stream ?? false));
       }
@@ -196,6 +204,11 @@ export class EppStream {
       dynamic_metadata: toStruct({ 'envoy.lb': { [DESTINATION_HEADER]: value } }),
     });
     if (this.host.crash === 'after-headers-response') return this.fail('simulated EPP crash after the headers response');
+    if (this.host.crash === 'mid-echo' && fd && this.bodyStarted) {
+      const all = Buffer.concat(this.body);
+      this.echo('request_body', [all.subarray(0, Math.floor(all.length / 2))], false);
+      return this.fail('simulated EPP crash mid-echo');
+    }
     if (fd && this.bodyStarted) this.echo('request_body', this.body, bodyEnded && !this.trailersPending);
   }
 

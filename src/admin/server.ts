@@ -1,0 +1,101 @@
+/**
+ * Admin HTTP server: liveness, readiness, Prometheus metrics and debug views.
+ * Bind it to loopback or a pod-internal address: /debug shows the routing table.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../log.js';
+import { parseListenAddress } from '../cli/listen-address.js';
+
+export type AdminHandler = (url: URL, req: IncomingMessage) => AdminReply | Promise<AdminReply>;
+
+export interface AdminReply {
+  readonly status: number;
+  readonly body: string;
+  readonly contentType?: string;
+}
+
+export interface AdminDeps {
+  readonly registry: Registry;
+  /** Ready: the first snapshot is built and the router is not draining. */
+  readonly ready: () => { ready: boolean; reason?: string };
+  /** Extra routes, e.g. "/debug/routes". */
+  readonly routes: Readonly<Record<string, AdminHandler>>;
+  readonly logger: Logger;
+}
+
+export interface AdminServer {
+  /** "host:port" or the unix socket path actually bound. */
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+export function json(status: number, value: unknown): AdminReply {
+  return { status, body: `${JSON.stringify(value, null, 2)}\n`, contentType: 'application/json' };
+}
+
+export async function startAdminServer(listen: string, deps: AdminDeps): Promise<AdminServer> {
+  const server = createServer((req, res) => {
+    void handle(req, res, deps);
+  });
+  server.keepAliveTimeout = 5000;
+  const address = await listenOn(server, listen);
+  deps.logger.info({ address }, 'admin server listening');
+  return {
+    address,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, deps: AdminDeps): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://admin');
+  try {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return send(res, { status: 405, body: 'method not allowed\n' });
+    }
+    switch (url.pathname) {
+      case '/healthz':
+        return send(res, { status: 200, body: 'ok\n' });
+      case '/readyz': {
+        const r = deps.ready();
+        return send(res, r.ready ? { status: 200, body: 'ready\n' } : { status: 503, body: `not ready: ${r.reason ?? 'starting'}\n` });
+      }
+      case '/metrics':
+        return send(res, { status: 200, body: await deps.registry.metrics(), contentType: deps.registry.contentType });
+    }
+    const route = deps.routes[url.pathname];
+    if (route) return send(res, await route(url, req));
+    return send(res, { status: 404, body: `no such admin endpoint: ${url.pathname}\n` });
+  } catch (err) {
+    deps.logger.error({ err, path: url.pathname }, 'admin request failed');
+    return send(res, { status: 500, body: 'internal error\n' });
+  }
+}
+
+function send(res: ServerResponse, reply: AdminReply): void {
+  res.writeHead(reply.status, { 'content-type': reply.contentType ?? 'text/plain; charset=utf-8' });
+  res.end(reply.body);
+}
+
+function listenOn(server: Server, listen: string): Promise<string> {
+  const target = parseListenAddress(listen);
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    const done = (): void => {
+      server.off('error', reject);
+      const addr = server.address();
+      if (typeof addr === 'string') resolve(addr);
+      else {
+        const a = addr as AddressInfo;
+        resolve(a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
+      }
+    };
+    if (target.type === 'unix') server.listen(target.path, done);
+    else server.listen(target.port, target.host, done);
+  });
+}

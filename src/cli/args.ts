@@ -1,0 +1,57 @@
+/** Command-line parsing for `mcip-router`. Pure: returns what to do, never exits. */
+import { parseArgs } from 'node:util';
+
+export const CONFIG_ENV = 'MCIP_ROUTER_CONFIG';
+
+export const USAGE = `Usage: mcip-router --config FILE [--check] [--log-level LEVEL]
+
+Multi-cluster InferencePool router: an Envoy ext_proc server that routes each
+request to a local or remote Endpoint Picker.
+
+Options:
+  -c, --config FILE     router config (YAML). Default: $${CONFIG_ENV}
+      --check           load everything, print the routing table and exit
+                        (0 = usable, 2 = errors)
+      --log-level LEVEL override log.level (fatal|error|warn|info|debug|trace|silent)
+  -h, --help            show this help
+  -v, --version         print the version
+`;
+
+export type CliCommand =
+  | { readonly type: 'help' }
+  | { readonly type: 'version' }
+  | { readonly type: 'run' | 'check'; readonly configFile: string; readonly logLevel?: string }
+  | { readonly type: 'usage-error'; readonly message: string };
+
+const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+export function parseCli(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): CliCommand {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      allowPositionals: false,
+      strict: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        check: { type: 'boolean' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    }));
+  } catch (err) {
+    return { type: 'usage-error', message: (err as Error).message };
+  }
+  if (values.help) return { type: 'help' };
+  if (values.version) return { type: 'version' };
+  const configFile = values.config ?? env[CONFIG_ENV];
+  if (!configFile) {
+    return { type: 'usage-error', message: `no config file: pass --config FILE or set ${CONFIG_ENV}` };
+  }
+  const logLevel = values['log-level'];
+  if (logLevel !== undefined && !LEVELS.has(logLevel)) {
+    return { type: 'usage-error', message: `--log-level "${logLevel}" is not one of ${[...LEVELS].join(', ')}` };
+  }
+  return { type: values.check ? 'check' : 'run', configFile, ...(logLevel ? { logLevel } : {}) };
+}

@@ -1,0 +1,31 @@
+/**
+ * Envoy's request messages as received (raw buffers, no copies: headers, body
+ * chunks, trailers), kept while no EPP answer has reached Envoy, so they can be
+ * replayed to the next candidate's EPP. Bounded: past `maxBytes` it gives up
+ * (drops everything) and the request gets no failover.
+ */
+export class ReplayLog {
+  private readonly kept: Buffer[] = [];
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** Keeps `msg`; false (and nothing kept any more) once the bound is passed. */
+  add(msg: Buffer): boolean {
+    this.bytes += msg.length;
+    if (this.bytes > this.maxBytes) {
+      this.kept.length = 0;
+      return false;
+    }
+    this.kept.push(msg);
+    return true;
+  }
+
+  get messages(): readonly Buffer[] {
+    return this.kept;
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+/**
+ * mcip-router CLI: `mcip-router --config FILE` serves; `--check` validates.
+ * Exit codes: 0 ok, 1 crashed, 2 bad flags, config or manifests.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseCli, USAGE } from './cli/args.js';
+import { runCheck } from './cli/check.js';
+import { packageVersion } from './cli/version.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import type { RouterConfig } from './config/schema.js';
+import { createLogger } from './log.js';
+import { StartupError } from './runtime/load-sources.js';
+import { startRouter } from './runtime/router.js';
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const cmd = parseCli(argv, process.env);
+  switch (cmd.type) {
+    case 'help':
+      process.stdout.write(USAGE);
+      return 0;
+    case 'version':
+      process.stdout.write(`mcip-router ${packageVersion()}\n`);
+      return 0;
+    case 'usage-error':
+      process.stderr.write(`mcip-router: ${cmd.message}\n\n${USAGE}`);
+      return 2;
+    case 'check':
+    case 'run':
+      break;
+  }
+  let config: RouterConfig;
+  try {
+    config = await loadConfig(cmd.configFile);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`mcip-router: invalid config: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const logger = createLogger(cmd.logLevel ?? config.log.level);
+  if (cmd.type === 'check') {
+    const result = await runCheck(config, logger);
+    (result.ok ? process.stdout : process.stderr).write(result.output);
+    return result.ok ? 0 : 2;
+  }
+  return serve(config, logger);
+}
+
+async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>): Promise<number> {
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
+  let router;
+  try {
+    router = await startRouter(config, { logger });
+  } catch (err) {
+    if (err instanceof StartupError) {
+      logger.fatal({ errors: err.errors }, 'cannot start: invalid or unreadable objects');
+      process.stderr.write(`mcip-router: cannot start:\n${err.message}\n`);
+      return 2;
+    }
+    logger.fatal({ err }, 'cannot start');
+    process.stderr.write(`mcip-router: cannot start: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const started = router;
+  return new Promise<number>((resolve) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      signals += 1;
+      if (signals > 1) {
+        logger.warn({ signal }, 'second signal: exiting without waiting for the drain');
+        resolve(1);
+        return;
+      }
+      logger.info({ signal }, 'shutting down');
+      started.shutdown().then(
+        () => resolve(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+      // Streams and timers are closed on the way out; exit explicitly so a stray handle cannot keep a stopped router alive.
+      setTimeout(() => process.exit(code), 100).unref();
+    },
+    (err: unknown) => {
+      process.stderr.write(`mcip-router: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

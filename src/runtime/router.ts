@@ -1,0 +1,183 @@
+/**
+ * Wires the router together: object sources -> snapshot store -> ext_proc
+ * server, plus the admin server. Used by the CLI and by end-to-end tests, which
+ * start real routers on real sockets.
+ */
+import { controllerEnabled, type RouterConfig } from '../config/schema.js';
+import { startImportController, type ImportControllerHandle } from '../controller/index.js';
+import { KubernetesSource } from '../sources/kubernetes/index.js';
+import type { Logger } from '../log.js';
+import { RouterMetrics } from '../admin/metrics.js';
+import { json, startAdminServer, type AdminServer } from '../admin/server.js';
+import { EppClientPool } from '../extproc/epp-client.js';
+import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
+import { createExtProcServer } from '../extproc/server.js';
+import type { RandomSource } from '../picker/types.js';
+import { explainPickQuery } from '../picker/explain.js';
+import { SignalStore } from '../signals/index.js';
+import { snapshotToJson } from '../snapshot/describe.js';
+import type { EppTarget } from '../snapshot/types.js';
+import { SnapshotStore } from './snapshot-store.js';
+import { startSources } from './load-sources.js';
+
+export interface RouterOptions {
+  readonly logger: Logger;
+  /** Injectable for deterministic tests; defaults to Math.random. */
+  readonly random?: RandomSource;
+  /** Collect Node process metrics (off in tests that start many routers). */
+  readonly processMetrics?: boolean;
+}
+
+export interface RouterHandle {
+  /** The address the ext_proc server is bound to (port 0 resolved). */
+  readonly extProcAddress: string;
+  readonly adminAddress: string;
+  readonly store: SnapshotStore;
+  readonly metrics: RouterMetrics;
+  readonly signals: SignalStore;
+  /** Graceful: stop accepting, drain in-flight streams (bounded), release everything. Idempotent. */
+  shutdown(): Promise<void>;
+}
+
+export async function startRouter(config: RouterConfig, options: RouterOptions): Promise<RouterHandle> {
+  const { logger } = options;
+  const metrics = new RouterMetrics({ defaultMetrics: options.processMetrics ?? true });
+  const store = new SnapshotStore(config, logger, metrics);
+  const sources = await startSources(
+    config,
+    { onState: (s) => store.applyState(s), onError: (e) => store.reportError(e) },
+    logger,
+  );
+  for (const e of sources.degraded) store.reportError(e);
+  const first = store.release();
+
+  // Probing and scraping run on timers, off the request path; one prober per distinct EPP/parent.
+  const signals = new SignalStore({
+    config,
+    registry: metrics.registry,
+    logger: logger.child({ component: 'signals' }),
+    saturation: config.picker.saturation,
+  });
+  signals.update(first);
+  store.onSnapshot((s) => signals.update(s));
+
+  let controller: ImportControllerHandle | undefined;
+  if (controllerEnabled(config)) {
+    const local = sources.sources.find((s) => s.cluster === config.clusterName);
+    const kubeConfig = local instanceof KubernetesSource ? local.kubeConfig : undefined;
+    if (kubeConfig) {
+      // Status writing is leader-elected; every replica serves traffic regardless.
+      controller = await startImportController({
+        config,
+        kubeConfig,
+        logger,
+        getSnapshot: () => store.snapshot(),
+        getLocalState: () => store.state(config.clusterName),
+        onSnapshot: (listener) => store.onSnapshot(() => listener()),
+      });
+      metrics.observeController(controller);
+    } else {
+      logger.warn('import controller enabled but the local cluster has no Kubernetes connection: InferencePoolImport status is not written');
+    }
+  }
+
+  const eppClients = new EppClientPool({
+    maxMessageBytes: config.extProc.maxMessageBytes,
+    connectTimeoutMs: config.extProc.eppConnectTimeoutMs,
+  });
+  const retainEpps = (): void => {
+    const targets: EppTarget[] = [];
+    for (const c of store.snapshot()?.candidates.values() ?? []) if (c.epp) targets.push(c.epp);
+    eppClients.retain(targets);
+  };
+  store.onSnapshot(retainEpps);
+
+  const extProc = createExtProcServer({
+    snapshot: () => store.snapshot(),
+    settings: config.extProc,
+    random: options.random ?? Math.random,
+    eppClients,
+    observer: metrics,
+    logger,
+    signals,
+    outcomes: signals,
+    picker: config.picker,
+    failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
+  });
+  let draining = false;
+  let admin: AdminServer | undefined;
+  let extProcAddress: string;
+  try {
+    extProcAddress = await extProc.bind(config.listen.extProc);
+    extProc.setServing(true);
+    admin = await startAdminServer(config.listen.admin, {
+      registry: metrics.registry,
+      logger,
+      ready: () => {
+        if (draining) return { ready: false, reason: 'draining' };
+        return store.snapshot() ? { ready: true } : { ready: false, reason: 'no routing snapshot yet' };
+      },
+      routes: {
+        '/debug/pick': (url) => {
+          const r = explainPickQuery(store.snapshot(), url.searchParams, signals.view(), config.picker);
+          return json(r.status, r.body);
+        },
+        '/debug/signals': () => {
+          const view = signals.view();
+          return json(200, { at: new Date(view.at).toISOString(), candidates: Object.fromEntries(view.candidates), targets: signals.targets() });
+        },
+        '/debug/sources': () =>
+          json(200, {
+            clusters: store.snapshot()?.clusters ?? [],
+            rejected: Object.fromEntries(store.sourceErrors()),
+            kubernetes: Object.fromEntries(
+              sources.sources.filter((s) => s instanceof KubernetesSource).map((s) => [s.cluster, (s as KubernetesSource).resources()]),
+            ),
+            importController: controller ? { leader: controller.isLeader(), writes: controller.counts() } : { enabled: false },
+          }),
+        '/debug/routes': () => {
+          const snapshot = store.snapshot();
+          if (!snapshot) return json(503, { error: 'no routing snapshot yet' });
+          return json(200, {
+            ...snapshotToJson(snapshot),
+            sourceErrors: Object.fromEntries(store.sourceErrors()),
+          });
+        },
+      },
+    });
+  } catch (err) {
+    await extProc.close();
+    await controller?.stop();
+    signals.stop();
+    eppClients.close();
+    await sources.stop();
+    store.stop();
+    throw err;
+  }
+  logger.info(
+    { extProc: extProcAddress, admin: admin.address, cluster: config.clusterName, mode: config.mode },
+    'mcip-router serving',
+  );
+
+  let shuttingDown: Promise<void> | undefined;
+  const adminServer = admin;
+  const shutdown = (): Promise<void> => {
+    shuttingDown ??= (async () => {
+      draining = true;
+      extProc.setServing(false);
+      const inFlight = extProc.activeStreams();
+      logger.info({ inFlight, timeoutMs: config.extProc.drainTimeoutMs }, 'draining ext_proc streams');
+      await extProc.drain(config.extProc.drainTimeoutMs);
+      await controller?.stop();
+      await sources.stop();
+      store.stop();
+      signals.stop();
+      eppClients.close();
+      await adminServer.close();
+      logger.info('mcip-router stopped');
+    })();
+    return shuttingDown;
+  };
+
+  return { extProcAddress, adminAddress: admin.address, store, metrics, signals, shutdown };
+}

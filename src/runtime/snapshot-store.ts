@@ -1,0 +1,135 @@
+/**
+ * Holds each member cluster's latest objects and the current routing snapshot.
+ * Source updates are coalesced: a burst of changes in one turn of the event
+ * loop builds one snapshot. The snapshot is swapped by reference, so streams
+ * already in flight keep the snapshot they started with.
+ */
+import type { RouterConfig } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import type { ClusterState, SourceError } from '../sources/types.js';
+import { buildSnapshot } from '../snapshot/build.js';
+import type { Diagnostic, RoutingSnapshot } from '../snapshot/types.js';
+
+/** What the store reports; implemented by the admin metrics. */
+export interface SnapshotObserver {
+  snapshotBuilt(durationSeconds: number, snapshot: RoutingSnapshot, diagnostics: readonly Diagnostic[]): void;
+  sourceApplied(cluster: string): void;
+  sourceRejected(cluster: string, reason: SourceError['reason']): void;
+}
+
+export type SnapshotListener = (snapshot: RoutingSnapshot, diagnostics: readonly Diagnostic[]) => void;
+
+export class SnapshotStore {
+  private readonly states = new Map<string, ClusterState>();
+  private readonly lastErrors = new Map<string, SourceError>();
+  private readonly listeners = new Set<SnapshotListener>();
+  private current: RoutingSnapshot | undefined;
+  private currentDiagnostics: readonly Diagnostic[] = [];
+  private version = 0;
+  private scheduled: NodeJS.Immediate | undefined;
+  private held = true;
+
+  constructor(
+    private readonly config: RouterConfig,
+    private readonly logger: Logger,
+    private readonly observer: SnapshotObserver,
+  ) {}
+
+  /** The snapshot requests should use now; undefined until the first build. */
+  snapshot(): RoutingSnapshot | undefined {
+    return this.current;
+  }
+
+  /** The latest state a cluster's source delivered (what the import controller reads). */
+  state(cluster: string): ClusterState | undefined {
+    return this.states.get(cluster);
+  }
+
+  diagnostics(): readonly Diagnostic[] {
+    return this.currentDiagnostics;
+  }
+
+  /** The last rejected change per cluster (cleared when a later change applies). */
+  sourceErrors(): ReadonlyMap<string, SourceError> {
+    return this.lastErrors;
+  }
+
+  onSnapshot(listener: SnapshotListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** A source delivered a new state for its cluster. */
+  applyState(state: ClusterState): void {
+    this.states.set(state.cluster, state);
+    this.lastErrors.delete(state.cluster);
+    this.observer.sourceApplied(state.cluster);
+    this.schedule();
+  }
+
+  /** A source rejected a change; the previous state of that cluster stays in force. */
+  reportError(error: SourceError): void {
+    this.lastErrors.set(error.cluster, error);
+    this.observer.sourceRejected(error.cluster, error.reason);
+    this.logger.error(
+      { cluster: error.cluster, reason: error.reason, errors: error.errors.slice(0, 20) },
+      `change to cluster ${error.cluster} rejected, last good state keeps serving: ${error.message}`,
+    );
+  }
+
+  /** Start building: until then updates only accumulate (start-up loads every source first). */
+  release(): RoutingSnapshot {
+    this.held = false;
+    this.cancelScheduled();
+    return this.rebuild();
+  }
+
+  stop(): void {
+    this.held = true;
+    this.cancelScheduled();
+    this.listeners.clear();
+  }
+
+  private schedule(): void {
+    if (this.held || this.scheduled) return;
+    this.scheduled = setImmediate(() => {
+      this.scheduled = undefined;
+      this.rebuild();
+    });
+  }
+
+  private cancelScheduled(): void {
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+  }
+
+  private rebuild(): RoutingSnapshot {
+    const started = process.hrtime.bigint();
+    const clusters = this.config.clusters
+      .map((c) => this.states.get(c.name))
+      .filter((s): s is ClusterState => s !== undefined);
+    const { snapshot, diagnostics } = buildSnapshot({ config: this.config, clusters, version: ++this.version });
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    this.current = snapshot;
+    this.currentDiagnostics = diagnostics;
+    this.observer.snapshotBuilt(seconds, snapshot, diagnostics);
+    this.logger.info(
+      {
+        version: snapshot.version,
+        routes: snapshot.routes.length,
+        candidates: snapshot.candidates.size,
+        diagnostics: diagnostics.length,
+        buildMs: Math.round(seconds * 1e6) / 1e3,
+      },
+      'routing snapshot built',
+    );
+    for (const listener of this.listeners) {
+      try {
+        listener(snapshot, diagnostics);
+      } catch (err) {
+        this.logger.error({ err }, 'snapshot listener failed');
+      }
+    }
+    return snapshot;
+  }
+}

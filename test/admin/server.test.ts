@@ -1,0 +1,97 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { Agent } from 'undici';
+import { RouterMetrics } from '../../src/admin/metrics.js';
+import { json, startAdminServer, type AdminServer } from '../../src/admin/server.js';
+import { createLogger } from '../../src/log.js';
+
+const logger = createLogger('silent');
+let server: AdminServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('admin server', () => {
+  it('serves liveness, readiness that follows the router, metrics and extra routes', async () => {
+    const metrics = new RouterMetrics({ defaultMetrics: false });
+    let ready = false;
+    server = await startAdminServer('127.0.0.1:0', {
+      registry: metrics.registry,
+      logger,
+      ready: () => (ready ? { ready: true } : { ready: false, reason: 'no routing snapshot yet' }),
+      routes: { '/debug/thing': (url) => json(200, { q: url.searchParams.get('q') }) },
+    });
+    const base = `http://${server.address}`;
+
+    expect((await request(`${base}/healthz`)).statusCode).toBe(200);
+    const notReady = await request(`${base}/readyz`);
+    expect(notReady.statusCode).toBe(503);
+    expect(await notReady.body.text()).toContain('no routing snapshot yet');
+    ready = true;
+    expect((await request(`${base}/readyz`)).statusCode).toBe(200);
+
+    metrics.streamStarted();
+    metrics.streamFinished({ route: 'ns/r', pool: 'p', cluster: 'c', outcome: 'relayed', durationSeconds: 0.01 });
+    const m = await request(`${base}/metrics`);
+    expect(m.headers['content-type']).toContain('text/plain');
+    const text = await m.body.text();
+    expect(text).toContain('mcip_requests_total{route="ns/r",pool="p",cluster="c",outcome="relayed"} 1');
+    expect(text).toContain('mcip_active_streams 0');
+
+    const dbg = await request(`${base}/debug/thing?q=x`);
+    expect(await dbg.body.json()).toEqual({ q: 'x' });
+    expect((await request(`${base}/nope`)).statusCode).toBe(404);
+    expect((await request(`${base}/healthz`, { method: 'POST' })).statusCode).toBe(405);
+  });
+
+  it('answers 500 without dying when a handler throws', async () => {
+    server = await startAdminServer('127.0.0.1:0', {
+      registry: new RouterMetrics({ defaultMetrics: false }).registry,
+      logger,
+      ready: () => ({ ready: true }),
+      routes: {
+        '/debug/broken': () => {
+          throw new Error('boom');
+        },
+      },
+    });
+    expect((await request(`http://${server.address}/debug/broken`)).statusCode).toBe(500);
+    expect((await request(`http://${server.address}/healthz`)).statusCode).toBe(200);
+  });
+
+  it('listens on a unix socket', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'mcip-admin-')), 'admin.sock');
+    server = await startAdminServer(`unix:${path}`, {
+      registry: new RouterMetrics({ defaultMetrics: false }).registry,
+      logger,
+      ready: () => ({ ready: true }),
+      routes: {},
+    });
+    expect(server.address).toBe(path);
+    const agent = new Agent({ connect: { socketPath: path } });
+    const res = await request('http://admin/healthz', { dispatcher: agent });
+    expect(await res.body.text()).toBe('ok\n');
+    await agent.close();
+  });
+
+  it('reports a taken port as a listen error', async () => {
+    server = await startAdminServer('127.0.0.1:0', {
+      registry: new RouterMetrics({ defaultMetrics: false }).registry,
+      logger,
+      ready: () => ({ ready: true }),
+      routes: {},
+    });
+    await expect(
+      startAdminServer(server.address, {
+        registry: new RouterMetrics({ defaultMetrics: false }).registry,
+        logger,
+        ready: () => ({ ready: true }),
+        routes: {},
+      }),
+    ).rejects.toThrow(/EADDRINUSE/);
+  });
+});

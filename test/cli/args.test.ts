@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { CONFIG_ENV, parseCli } from '../../src/cli/args.js';
+
+describe('parseCli', () => {
+  it('runs with --config', () => {
+    expect(parseCli(['--config', 'r.yaml'], {})).toEqual({ type: 'run', configFile: 'r.yaml' });
+    expect(parseCli(['-c', 'r.yaml', '--check'], {})).toEqual({ type: 'check', configFile: 'r.yaml' });
+  });
+
+  it('falls back to the config env var, and the flag wins over it', () => {
+    expect(parseCli([], { [CONFIG_ENV]: '/etc/mcip/router.yaml' })).toEqual({ type: 'run', configFile: '/etc/mcip/router.yaml' });
+    expect(parseCli(['--config', 'flag.yaml'], { [CONFIG_ENV]: 'env.yaml' })).toMatchObject({ configFile: 'flag.yaml' });
+  });
+
+  it('answers help and version before needing a config', () => {
+    expect(parseCli(['--help'], {})).toEqual({ type: 'help' });
+    expect(parseCli(['-v'], {})).toEqual({ type: 'version' });
+  });
+
+  it('reports a missing config, unknown flags, positionals and bad log levels as usage errors', () => {
+    expect(parseCli([], {})).toMatchObject({ type: 'usage-error', message: expect.stringContaining(CONFIG_ENV) });
+    expect(parseCli(['--confg', 'x'], {})).toMatchObject({ type: 'usage-error', message: expect.stringContaining('--confg') });
+    expect(parseCli(['--config', 'x', 'extra'], {})).toMatchObject({ type: 'usage-error' });
+    expect(parseCli(['--config', 'x', '--log-level', 'loud'], {})).toMatchObject({
+      type: 'usage-error',
+      message: expect.stringContaining('loud'),
+    });
+    expect(parseCli(['--config', 'x', '--log-level', 'debug'], {})).toEqual({ type: 'run', configFile: 'x', logLevel: 'debug' });
+  });
+});

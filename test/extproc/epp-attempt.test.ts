@@ -1,0 +1,102 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { classify, describeFailure, EppAttempt, type AttemptOwner, type EppCandidate } from '../../src/extproc/epp-attempt.js';
+import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
+import type { FailureReason } from '../../src/signals/types.js';
+import { FakeEnvoy, FakeEppCall, FakePool } from './fakes.js';
+import { RecordingObserver } from './scenario.js';
+
+const candidate: EppCandidate = {
+  id: 'cluster-a/ns/p',
+  cluster: 'cluster-a',
+  namespace: 'ns',
+  pool: 'p',
+  local: true,
+  failureMode: 'FailClose',
+  targetPorts: [8000],
+  via: 'epp',
+  epp: { address: '127.0.0.1:1', host: '127.0.0.1', port: 1, cluster: 'cluster-a', service: { namespace: 'ns', name: 'e' }, source: 'override', tls: { enabled: false, insecureSkipVerify: true } },
+};
+
+class Owner implements AttemptOwner {
+  readonly events: string[] = [];
+  onEppMessage(_a: EppAttempt, msg: Buffer): void {
+    this.events.push(`msg ${msg.toString()}`);
+  }
+  onEppEnd(): void {
+    this.events.push('end');
+  }
+  onEppFailure(_a: EppAttempt, reason: FailureReason): void {
+    this.events.push(`fail ${reason}`);
+  }
+}
+
+function setup(timeoutMs = 0) {
+  const envoy = new FakeEnvoy();
+  const pool = new FakePool();
+  const owner = new Owner();
+  const observer = new RecordingObserver();
+  const replayed = [Buffer.from('h'), Buffer.from('b')];
+  const attempt = new EppAttempt(envoy, candidate, { pool: pool.asPool(), observer, attemptTimeoutMs: timeoutMs }, owner, replayed);
+  return { envoy, pool, owner, observer, attempt, call: new FakeEppCall() };
+}
+
+describe('EppAttempt', () => {
+  it('replays first, then forwards; first message and stream lifetime are observed once', async () => {
+    const { envoy, pool, owner, observer, attempt, call } = setup();
+    attempt.forward(Buffer.from('live'));
+    expect(envoy.paused).toBe(true);
+    await pool.complete(call);
+    expect(call.written.map(String)).toEqual(['h', 'b', 'live']);
+    expect(envoy.paused).toBe(false);
+    call.reply(Buffer.from('r1'));
+    call.reply(Buffer.from('r2'));
+    call.status(GrpcStatus.OK);
+    expect(owner.events).toEqual(['msg r1', 'msg r2', 'end']);
+    expect(observer.firstResponses).toEqual(['cluster-a']);
+    expect(observer.eppStreams).toEqual(['cluster-a']);
+  });
+
+  it('a connect failure is reported once as connect; Envoy is resumed', async () => {
+    const { envoy, pool, owner, observer } = setup();
+    await pool.reject(new RouterError(ErrorCode.EppUnavailable, 'no connection'));
+    expect(owner.events).toEqual(['fail connect']);
+    expect(envoy.paused).toBe(false);
+    expect(observer.eppStreams).toHaveLength(1);
+  });
+
+  it('the timer runs from arm() to the first message', async () => {
+    const { pool, owner, attempt, call } = setup(20);
+    await pool.complete(call);
+    attempt.arm();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(owner.events).toEqual(['fail timeout']);
+    expect(call.cancelled).toBe(true);
+  });
+
+  it('an answer before the deadline disarms it', async () => {
+    const { pool, owner, attempt, call } = setup(20);
+    await pool.complete(call);
+    attempt.arm();
+    call.reply(Buffer.from('h'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(owner.events).toEqual(['msg h']);
+  });
+
+  it('dispose cancels silently', async () => {
+    const { pool, owner, attempt, call } = setup();
+    await pool.complete(call);
+    attempt.dispose();
+    expect(call.cancelled).toBe(true);
+    expect(owner.events).toEqual([]);
+  });
+
+  it('classify: refused / unreachable before any answer is connect, anything else stream', () => {
+    const err = (code: number, details: string) => ({ code, details });
+    expect(classify(err(GrpcStatus.UNAVAILABLE, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1'), false)).toBe('connect');
+    expect(classify(err(GrpcStatus.UNAVAILABLE, 'Connection dropped'), false)).toBe('stream');
+    expect(classify(err(GrpcStatus.UNAVAILABLE, 'No connection established'), true)).toBe('stream');
+    expect(classify(err(GrpcStatus.INTERNAL, 'x'), false)).toBe('stream');
+    expect(describeFailure(err(GrpcStatus.UNAVAILABLE, 'gone'))).toBe('gRPC UNAVAILABLE: gone');
+  });
+});
