@@ -1,0 +1,130 @@
+/**
+ * The CLI as operators run it: flags, exit codes, --check output, start-up
+ * failures, and graceful shutdown on SIGTERM with a stream in flight.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEnvoyStandin } from '../harness/envoy-standin.js';
+import type { SimulatedEpp } from '../harness/simulated-epp.js';
+import { eventually } from '../helpers/eventually.js';
+import { completionBody, gatewayYaml, poolYaml, routeYaml, startEpps, stopAll, writeClusterSet } from './clusterset.js';
+import { ensureBuilt, ROOT, runCli, startCli } from './cli-process.js';
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+describe('mcip-router CLI', () => {
+  it('--help and --version exit 0', async () => {
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: mcip-router --config FILE');
+    const version = await runCli(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^mcip-router \d+\.\d+\.\d+$/);
+  });
+
+  it('bad flags and a missing config exit 2 naming the problem', async () => {
+    const bad = await runCli(['--confg', 'x.yaml']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--confg');
+    const none = await runCli([], { MCIP_ROUTER_CONFIG: '' });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('MCIP_ROUTER_CONFIG');
+    const missing = await runCli(['--config', '/nonexistent/router.yaml']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('/nonexistent/router.yaml');
+  });
+
+  it('an invalid config exits 2 and names every bad field', async () => {
+    const set = writeClusterSet([{ name: 'cluster-a', files: { 'gw.yaml': gatewayYaml() } }]);
+    const file = join(set.dir, 'bad.yaml');
+    writeFileSync(
+      file,
+      ['clusterName: cluster-z', 'mode: Sideways', 'gateways: [{namespace: default, name: gw}]', 'clusters: [{name: cluster-a, manifests: {paths: [cluster-a]}}]', 'extProc: {maxMesageBytes: 10}'].join('\n'),
+    );
+    const run = await runCli(['--config', file]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('clusterName');
+    expect(run.stderr).toContain('mode');
+    expect(run.stderr).toContain('maxMesageBytes');
+  });
+
+  it('--check prints the routing table of the examples and exits 0 (also via MCIP_ROUTER_CONFIG)', async () => {
+    const run = await runCli(['--check'], { MCIP_ROUTER_CONFIG: join(ROOT, 'examples/router.yaml') });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('llm-route');
+    expect(run.stdout).toContain('cluster-a');
+    expect(run.stdout).toContain('cluster-b');
+    expect(run.stdout).toContain('127.0.0.1:9202');
+  });
+
+  it('--check on malformed manifests prints every error with object, field and file, and exits 2', async () => {
+    const set = writeClusterSet([
+      {
+        name: 'cluster-a',
+        files: {
+          'gw.yaml': gatewayYaml(),
+          'pool.yaml': poolYaml('p').replace('number: 8000', 'number: 70000'),
+          'route.yaml': routeYaml('r', 'h.example', [{ kind: 'InferencePool', name: 'p', weight: -1 }]),
+        },
+      },
+    ]);
+    const run = await runCli(['--check', '--config', set.configFile]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/InferencePool default\/p.*spec\.targetPorts\[0\]\.number/);
+    expect(run.stderr).toMatch(/HTTPRoute default\/r.*spec\.rules\[0\]\.backendRefs\[0\]\.weight/);
+    expect(run.stderr).toContain('pool.yaml');
+    expect(run.stderr).toContain('route.yaml');
+  });
+
+  it('refuses to start on invalid manifests (exit 2), naming the object', async () => {
+    const set = writeClusterSet([{ name: 'cluster-a', files: { 'pool.yaml': poolYaml('p').replace('FailClose', 'x').replace('name: p-epp', 'name: ""') } }]);
+    const run = await runCli(['--config', set.configFile]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('InferencePool default/p');
+  });
+});
+
+describe('serving and graceful shutdown', () => {
+  let epps: Record<string, SimulatedEpp>;
+  beforeAll(async () => {
+    epps = await startEpps({ slow: '10.9.0.1:8000' }, 600);
+  });
+  afterAll(async () => stopAll(epps));
+
+  it('serves, reports ready, and on SIGTERM finishes the in-flight stream before exiting 0', async () => {
+    const set = writeClusterSet([
+      {
+        name: 'cluster-a',
+        files: {
+          'gw.yaml': gatewayYaml(),
+          'pool.yaml': poolYaml('slow'),
+          'route.yaml': routeYaml('r', 'slow.example', [{ kind: 'InferencePool', name: 'slow' }]),
+        },
+        epps: { 'slow-epp': epps.slow!.address },
+      },
+    ]);
+    const router = await startCli(['--config', set.configFile, '--log-level', 'info']);
+    try {
+      expect((await request(`http://${router.admin}/readyz`)).statusCode).toBe(200);
+      const envoy = createEnvoyStandin(router.extProc);
+      const inFlight = envoy.run({ authority: 'slow.example', path: '/v1/completions', body: [completionBody()] });
+      await eventually(() => expect(epps.slow!.counters.openStreams).toBe(1));
+      router.child.kill('SIGTERM');
+      const result = await inFlight;
+      expect(result.outcome, result.reason).toBe('forwarded');
+      expect(result.destination).toBe('10.9.0.1:8000');
+      expect(await router.exited).toBe(0);
+      envoy.close();
+      const messages = router.logs.map((l) => l.msg);
+      expect(messages).toContain('draining ext_proc streams');
+      expect(messages).toContain('mcip-router stopped');
+      // No per-request lines at info level.
+      expect(router.logs.filter((l) => l.level === 'info' && /stream|request/i.test(String(l.msg)) && l.msg !== 'draining ext_proc streams')).toEqual([]);
+    } finally {
+      router.child.kill('SIGKILL');
+    }
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * Kubernetes mode through the whole router: two API server stand-ins (local
+ * cluster-a, remote cluster-b), simulated EPPs, the Envoy stand-in. Object
+ * changes reach the data path within 1 s, the import controller writes our
+ * status entry, and a remote API outage marks that member stale without
+ * disturbing local traffic.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/log.js';
+import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
+import { createEnvoyStandin, type EnvoyStandin } from '../harness/envoy-standin.js';
+import { KubeApiServer, writeKubeconfig } from '../harness/kube-apiserver.js';
+import type { SimulatedEpp } from '../harness/simulated-epp.js';
+import { eventually } from '../helpers/eventually.js';
+import { exportEntry, gateway, importObj, pool, route, service } from '../sources/kubernetes/kube-fixtures.js';
+import { completionBody, startEpps, stopAll } from './clusterset.js';
+
+const A = '10.1.0.1:8000';
+const B = '10.2.0.1:8000';
+const CONTROLLER = 'mcip-router.dev/import-controller';
+
+let local: KubeApiServer;
+let remote: KubeApiServer;
+let epps: Record<string, SimulatedEpp>;
+let router: RouterHandle;
+let envoy: EnvoyStandin;
+
+async function destinations(n: number): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    const r = await envoy.run({ authority: 'llm.example', path: '/v1/completions', body: [completionBody()] });
+    expect(r.outcome, r.reason).toBe('forwarded');
+    seen.add(r.destination!);
+  }
+  return seen;
+}
+
+async function metric(name: string, labels: string): Promise<number | undefined> {
+  const text = await router.metrics.registry.metrics();
+  const m = new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+beforeAll(async () => {
+  epps = await startEpps({ a: A, b: B });
+  local = new KubeApiServer();
+  remote = new KubeApiServer();
+  await local.start();
+  await remote.start();
+  const dir = await mkdtemp(join(tmpdir(), 'mcip-k8s-e2e-'));
+  const kubeA = await writeKubeconfig(dir, { server: local.url }, 'cluster-a.kubeconfig');
+  const kubeB = await writeKubeconfig(dir, { server: remote.url }, 'cluster-b.kubeconfig');
+
+  local.create('gateways', gateway('inference-gateway'));
+  local.create('inferencepools', pool('llm'));
+  local.create('services', service('llm-epp'));
+  local.create('inferencepoolimports', importObj('llm', [exportEntry('mcip.example.com/export-controller', ['cluster-b'])]));
+  local.create(
+    'httproutes',
+    route('llm-route', 'inference-gateway', [
+      { kind: 'InferencePool', name: 'llm', weight: 50 },
+      { kind: 'InferencePoolImport', name: 'llm', weight: 50 },
+    ]),
+  );
+  remote.create('inferencepools', pool('llm', 'default', 'llm-epp', { annotations: { 'inference.networking.x-k8s.io/export': 'ClusterSet' } }));
+  remote.create('services', service('llm-epp'));
+
+  const override = (address: string) => ({ services: [{ namespace: 'default', name: 'llm-epp', address }] });
+  const configFile = join(dir, 'router.yaml');
+  await writeFile(
+    configFile,
+    stringify({
+      clusterName: 'cluster-a',
+      listen: { extProc: '127.0.0.1:0', admin: '127.0.0.1:0' },
+      gateways: [{ namespace: 'default', name: 'inference-gateway' }],
+      clusters: [
+        { name: 'cluster-a', kubernetes: { kubeconfig: kubeA }, epp: { tls: { enabled: false }, metrics: { enabled: false } }, addressOverrides: override(epps.a!.address) },
+        { name: 'cluster-b', kubernetes: { kubeconfig: kubeB }, epp: { tls: { enabled: false }, metrics: { enabled: false } }, addressOverrides: override(epps.b!.address) },
+      ],
+      kubernetes: { coalesceMs: 20, coalesceMaxMs: 200, initialSyncTimeoutMs: 3000, backoffInitialMs: 50, backoffMaxMs: 300 },
+      controller: {
+        name: CONTROLLER,
+        resyncMs: 1000,
+        leaderElection: { leaseNamespace: 'default', leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 },
+      },
+      log: { level: 'silent' },
+    }),
+  );
+  router = await startRouter(await loadConfig(configFile), { logger: createLogger('silent'), processMetrics: false });
+  envoy = createEnvoyStandin(router.extProcAddress);
+});
+
+afterAll(async () => {
+  envoy?.close();
+  await router?.shutdown();
+  await Promise.all([local?.close(), remote?.close()]);
+  await stopAll(epps ?? {});
+});
+
+describe('Kubernetes mode end to end', () => {
+  it('routes the 50/50 HTTPRoute to the local pool and to the pool imported from cluster-b', async () => {
+    expect([...(await destinations(40))].sort()).toEqual([A, B]);
+  });
+
+  it('an HTTPRoute change in the API reaches the data path within 1 s', async () => {
+    const current = local.get('httproutes', 'default', 'llm-route')!;
+    const changedAt = Date.now();
+    local.update('httproutes', { ...route('llm-route', 'inference-gateway', [{ kind: 'InferencePool', name: 'llm' }]), metadata: current.metadata });
+    await eventually(async () => expect([...(await destinations(10))]).toEqual([A]), 1000, 10);
+    expect(Date.now() - changedAt).toBeLessThan(1000);
+    // Restore the split for the next tests.
+    const again = local.get('httproutes', 'default', 'llm-route')!;
+    local.update('httproutes', {
+      ...route('llm-route', 'inference-gateway', [
+        { kind: 'InferencePool', name: 'llm', weight: 50 },
+        { kind: 'InferencePoolImport', name: 'llm', weight: 50 },
+      ]),
+      metadata: again.metadata,
+    });
+    await eventually(async () => expect((await destinations(20)).size).toBe(2), 2000);
+  });
+
+  it('the import controller writes our status entry and leaves the exporter\'s entry intact', async () => {
+    const entries = await eventually(() => {
+      const obj = local.get('inferencepoolimports', 'default', 'llm') as { status?: { controllers?: { name: string; parents?: unknown[] }[] } };
+      const controllers = obj.status?.controllers ?? [];
+      expect(controllers.map((c) => c.name).sort()).toEqual([CONTROLLER, 'mcip.example.com/export-controller'].sort());
+      return controllers;
+    }, 5000);
+    const ours = entries.find((c) => c.name === CONTROLLER) as {
+      parents: { parentRef: { name: string; kind: string }; conditions: { type: string; status: string }[] }[];
+    };
+    expect(ours.parents.map((p) => `${p.parentRef.kind}/${p.parentRef.name}`)).toEqual(['Gateway/inference-gateway']);
+    expect(ours.parents[0]!.conditions.find((c) => c.type === 'Accepted')?.status).toBe('True');
+    expect(entries.find((c) => c.name === 'mcip.example.com/export-controller')).toMatchObject({ exportingClusters: [{ name: 'cluster-b' }] });
+    // This single replica holds the lease, and the writes are counted.
+    const text = await router.metrics.registry.metrics();
+    expect(text).toMatch(/^mcip_import_controller_leader 1$/m);
+    expect(await metric('mcip_import_status_writes_total', 'result="written"')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a remote API outage marks cluster-b stale, keeps its last objects and local traffic, and recovers', async () => {
+    await remote.down();
+    await eventually(async () => expect(await metric('mcip_cluster_stale', 'cluster="cluster-b"')).toBe(1), 5000);
+    expect(await metric('mcip_cluster_stale', 'cluster="cluster-a"')).toBe(0);
+    // Last known objects keep serving: both pools still get traffic.
+    expect([...(await destinations(30))].sort()).toEqual([A, B]);
+    expect((await fetch(`http://${router.adminAddress}/readyz`)).status).toBe(200);
+    await remote.up();
+    await eventually(async () => expect(await metric('mcip_cluster_stale', 'cluster="cluster-b"')).toBe(0), 5000);
+  });
+});
