@@ -1,217 +1,25 @@
 /**
  * The router config file schema (YAML). Unknown keys are errors: a typo in the
- * router's own config must never be silently ignored.
+ * router's own config must never be silently ignored. The parts live in
+ * addresses.ts, signals-schema.ts and kubernetes-schema.ts; this module
+ * assembles them and is what the rest of the router imports.
  */
-import { isIPv4, isIPv6 } from 'node:net';
 import { z } from 'zod';
 import { PICK_POLICIES } from '../picker/policy.js';
+import { addressOverrideSchema, ipPort, listenAddress, objectName } from './addresses.js';
+import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
+import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type tlsSchema } from './signals-schema.js';
+
+export * from './addresses.js';
+export * from './kubernetes-schema.js';
+export * from './signals-schema.js';
 
 const MIB = 1024 * 1024;
-
-const objectName = z
-  .string()
-  .min(1)
-  .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lower-case RFC 1123 name');
-
-/** "host:port", "[v6]:port", or a unix socket "unix:/path" / "unix:///path". */
-export const listenAddress = z
-  .string()
-  .min(1)
-  .refine(
-    (s) =>
-      s.startsWith('unix:')
-        ? s.replace(/^unix:(\/\/)?/, '') !== ''
-        : /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/.test(s) && Number(s.slice(s.lastIndexOf(':') + 1)) <= 65535,
-    'must be host:port (port 0-65535), [ipv6]:port or unix:/path/to.sock',
-  );
-
-/** "host:port" or a bare host (the port then comes from the referencing object). */
-export const targetAddress = z
-  .string()
-  .min(1)
-  .refine((s) => {
-    const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]/]+)(?::(\d{1,5}))?$/.exec(s);
-    return m !== null && (m[2] === undefined || (Number(m[2]) >= 1 && Number(m[2]) <= 65535));
-  }, 'must be host, host:port or [ipv6]:port (port 1-65535)');
-
-export const tlsSchema = z.strictObject({
-  /** Use TLS to the EPP. GIE EPPs serve TLS with a self-signed certificate by default. */
-  enabled: z.boolean().default(true),
-  /** Skip server certificate verification (EPPs self-sign by default). Ignored when caFile is set. */
-  insecureSkipVerify: z.boolean().default(true),
-  caFile: z.string().min(1).optional(),
-  certFile: z.string().min(1).optional(),
-  keyFile: z.string().min(1).optional(),
-  /** SNI / name to verify; defaults to the host of the address. */
-  serverName: z.string().min(1).optional(),
-});
-
-/** Default pool metric names, newest GIE names first, then the llm-d router names. */
-export const DEFAULT_POOL_METRIC_NAMES = {
-  readyPods: ['inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints'],
-  queueSize: ['inference_pool_average_queue_size', 'llm_d_router_epp_average_queue_size'],
-  kvCache: ['inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization'],
-  runningRequests: ['inference_pool_average_running_requests', 'llm_d_router_epp_average_running_requests'],
-} as const;
-
-const metricNameList = (defaults: readonly string[]) =>
-  z
-    .array(z.string().regex(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/, 'must be a Prometheus metric name'))
-    .min(1)
-    .default([...defaults]);
-
-/** gRPC health checks of each EPP (signals). */
-export const eppHealthSchema = z.strictObject({
-  /** Port of the gRPC health service; default: the EPP's ext_proc port (GIE also serves health on 9003). */
-  port: z.number().int().min(1).max(65535).optional(),
-  /** grpc.health.v1 service name to check (GIE's 9003 health server answers "inference-extension"). */
-  service: z.string().default('envoy.service.ext_proc.v3.ExternalProcessor'),
-  /** 'inherit' uses the EPP's tls settings (as the ext_proc client); 'disabled' probes in plaintext (e.g. a separate plaintext health port). */
-  tls: z.enum(['inherit', 'disabled']).default('inherit'),
-  intervalMs: z.number().int().min(10).default(2000),
-  timeoutMs: z.number().int().min(1).default(1000),
-  healthyThreshold: z.number().int().min(1).default(2),
-  unhealthyThreshold: z.number().int().min(1).default(3),
-});
-
-/** Prometheus scrape of each EPP's pool metrics (signals). */
-export const eppMetricsSchema = z.strictObject({
-  enabled: z.boolean().default(true),
-  port: z.number().int().min(1).max(65535).default(9090),
-  path: z.string().startsWith('/').default('/metrics'),
-  scheme: z.enum(['http', 'https']).default('http'),
-  /** File holding a bearer token (e.g. a projected service-account token); re-read when it changes. */
-  bearerTokenFile: z.string().min(1).optional(),
-  tls: z
-    .strictObject({
-      caFile: z.string().min(1).optional(),
-      insecureSkipVerify: z.boolean().default(false),
-    })
-    .prefault({}),
-  intervalMs: z.number().int().min(10).default(5000),
-  timeoutMs: z.number().int().min(1).default(2000),
-  /** A payload larger than this is a failed scrape. */
-  maxBytes: z.number().int().min(1024).default(4 * MIB),
-  /** Metric names per signal, tried in order; the first one with a series for the pool wins. */
-  names: z
-    .strictObject({
-      readyPods: metricNameList(DEFAULT_POOL_METRIC_NAMES.readyPods),
-      queueSize: metricNameList(DEFAULT_POOL_METRIC_NAMES.queueSize),
-      kvCache: metricNameList(DEFAULT_POOL_METRIC_NAMES.kvCache),
-      runningRequests: metricNameList(DEFAULT_POOL_METRIC_NAMES.runningRequests),
-    })
-    .prefault({}),
-  /** Per EPP Service (namespace/name) metrics port and path overrides. */
-  services: z
-    .array(
-      z.strictObject({
-        namespace: objectName,
-        name: objectName,
-        port: z.number().int().min(1).max(65535).optional(),
-        path: z.string().startsWith('/').optional(),
-      }),
-    )
-    .default([]),
-});
-
-export const eppSchema = z.strictObject({
-  tls: tlsSchema.prefault({}),
-  health: eppHealthSchema.prefault({}),
-  metrics: eppMetricsSchema.prefault({}),
-});
-
-/** Parent mode: probe of a remote parent Gateway, used when the remote EPP is not reachable. */
-export const parentProbeSchema = z
-  .strictObject({
-    mode: z.enum(['tcp', 'http']).default('tcp'),
-    /** HTTP health path (mode http), e.g. "/healthz". */
-    path: z.string().startsWith('/').optional(),
-    /** Scheme for mode http; https skips certificate verification (the probe carries no data). */
-    scheme: z.enum(['http', 'https']).default('http'),
-    intervalMs: z.number().int().min(10).default(2000),
-    timeoutMs: z.number().int().min(1).default(1000),
-    healthyThreshold: z.number().int().min(1).default(2),
-    unhealthyThreshold: z.number().int().min(1).default(3),
-  })
-  .refine((p) => p.mode !== 'http' || p.path !== undefined, { message: 'mode http needs a path', path: ['path'] });
 
 export const manifestSourceSchema = z.strictObject({
   /** Files or directories of multi-document Kubernetes YAML, relative to the config file. */
   paths: z.array(z.string().min(1)).min(1),
 });
-
-/** Gateway API ControllerName: DOMAIN "/" PATH (the pattern of the InferencePoolImport CRD). */
-export const CONTROLLER_NAME_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
-
-/** A member cluster read from its Kubernetes API. */
-export const kubernetesSourceSchema = z
-  .strictObject({
-    /** Use the pod's service account (the local cluster, when the router runs in it). */
-    inCluster: z.boolean().optional(),
-    /** kubeconfig file (e.g. mounted from a Secret), relative to the config file. Neither this nor inCluster: KUBECONFIG / ~/.kube/config / in-cluster. */
-    kubeconfig: z.string().min(1).optional(),
-    /** Context in the kubeconfig; default its current-context. */
-    context: z.string().min(1).optional(),
-    /** Namespaces to watch; empty = all namespaces. */
-    namespaces: z.array(objectName).default([]),
-    /** Client-side rate limit (token bucket) for this member's list and watch requests; absent = unlimited. */
-    qps: z.number().positive().optional(),
-    burst: z.number().int().min(1).optional(),
-  })
-  .superRefine((k, ctx) => {
-    if (k.inCluster && k.kubeconfig !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['kubeconfig'], message: 'inCluster and kubeconfig are mutually exclusive' });
-    }
-    if (k.inCluster && k.context !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['context'], message: 'context needs a kubeconfig (not inCluster)' });
-    }
-  });
-
-export const controllerSchema = z.strictObject({
-  /** Maintain our status.controllers[] entry on referenced InferencePoolImports. Default: on when the local cluster uses a kubernetes source. */
-  enabled: z.boolean().optional(),
-  /** Our controller name in InferencePoolImport status (domain/path). */
-  name: z
-    .string()
-    .min(1)
-    .max(253)
-    .regex(CONTROLLER_NAME_PATTERN, 'must be a domain/path controller name, e.g. example.com/import-controller')
-    .default('mcip-router.dev/import-controller'),
-  /** How often every import is re-checked even without changes (writes happen only on difference). */
-  resyncMs: z.number().int().min(1000).default(60_000),
-  leaderElection: z
-    .strictObject({
-      /** Off: every replica writes status (only sensible with one replica). */
-      enabled: z.boolean().default(true),
-      leaseName: objectName.default('mcip-router-import-controller'),
-      /** Default: the pod's namespace (service account), else "default". */
-      leaseNamespace: objectName.optional(),
-      leaseDurationMs: z.number().int().min(1000).default(15_000),
-      renewDeadlineMs: z.number().int().min(100).default(10_000),
-      retryPeriodMs: z.number().int().min(10).default(2_000),
-      /** Default: hostname + "_" + pid. */
-      identity: z.string().min(1).max(128).optional(),
-    })
-    .prefault({})
-    .refine((l) => l.renewDeadlineMs < l.leaseDurationMs, { message: 'renewDeadlineMs must be less than leaseDurationMs', path: ['renewDeadlineMs'] })
-    .refine((l) => l.retryPeriodMs < l.renewDeadlineMs, { message: 'retryPeriodMs must be less than renewDeadlineMs', path: ['retryPeriodMs'] }),
-});
-
-export const addressOverrideSchema = z.strictObject({
-  namespace: objectName,
-  name: objectName,
-  address: targetAddress,
-});
-
-/** "ip:port" or "[ipv6]:port": what Envoy's ORIGINAL_DST cluster accepts in the destination header. */
-export const ipPort = z
-  .string()
-  .refine((s) => {
-    const m = /^(?:(\d{1,3}(?:\.\d{1,3}){3})|\[([0-9a-fA-F:.]+)\]):(\d{1,5})$/.exec(s);
-    if (m === null || Number(m[3]) < 1 || Number(m[3]) > 65535) return false;
-    return m[1] !== undefined ? isIPv4(m[1]) : isIPv6(m[2]!);
-  }, 'must be ip:port or [ipv6]:port (Envoy ORIGINAL_DST takes IP addresses only)');
 
 /** FailOpen endpoints listed statically for a pool of this cluster. */
 export const failOpenSchema = z.strictObject({

@@ -1,0 +1,60 @@
+/** Config of Kubernetes sources and of the InferencePoolImport import controller. */
+import { z } from 'zod';
+import { objectName } from './addresses.js';
+
+/** Gateway API ControllerName: DOMAIN "/" PATH (the pattern of the InferencePoolImport CRD). */
+export const CONTROLLER_NAME_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
+
+/** A member cluster read from its Kubernetes API. */
+export const kubernetesSourceSchema = z
+  .strictObject({
+    /** Use the pod's service account (the local cluster, when the router runs in it). */
+    inCluster: z.boolean().optional(),
+    /** kubeconfig file (e.g. mounted from a Secret), relative to the config file. Neither this nor inCluster: KUBECONFIG / ~/.kube/config / in-cluster. */
+    kubeconfig: z.string().min(1).optional(),
+    /** Context in the kubeconfig; default its current-context. */
+    context: z.string().min(1).optional(),
+    /** Namespaces to watch; empty = all namespaces. */
+    namespaces: z.array(objectName).default([]),
+    /** Client-side rate limit (token bucket) for this member's list and watch requests; absent = unlimited. */
+    qps: z.number().positive().optional(),
+    burst: z.number().int().min(1).optional(),
+  })
+  .superRefine((k, ctx) => {
+    if (k.inCluster && k.kubeconfig !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['kubeconfig'], message: 'inCluster and kubeconfig are mutually exclusive' });
+    }
+    if (k.inCluster && k.context !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['context'], message: 'context needs a kubeconfig (not inCluster)' });
+    }
+  });
+
+export const controllerSchema = z.strictObject({
+  /** Maintain our status.controllers[] entry on referenced InferencePoolImports. Default: on when the local cluster uses a kubernetes source. */
+  enabled: z.boolean().optional(),
+  /** Our controller name in InferencePoolImport status (domain/path). */
+  name: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(CONTROLLER_NAME_PATTERN, 'must be a domain/path controller name, e.g. example.com/import-controller')
+    .default('mcip-router.dev/import-controller'),
+  /** How often every import is re-checked even without changes (writes happen only on difference). */
+  resyncMs: z.number().int().min(1000).default(60_000),
+  leaderElection: z
+    .strictObject({
+      /** Off: every replica writes status (only sensible with one replica). */
+      enabled: z.boolean().default(true),
+      leaseName: objectName.default('mcip-router-import-controller'),
+      /** Default: the pod's namespace (service account), else "default". */
+      leaseNamespace: objectName.optional(),
+      leaseDurationMs: z.number().int().min(1000).default(15_000),
+      renewDeadlineMs: z.number().int().min(100).default(10_000),
+      retryPeriodMs: z.number().int().min(10).default(2_000),
+      /** Default: hostname + "_" + pid. */
+      identity: z.string().min(1).max(128).optional(),
+    })
+    .prefault({})
+    .refine((l) => l.renewDeadlineMs < l.leaseDurationMs, { message: 'renewDeadlineMs must be less than leaseDurationMs', path: ['renewDeadlineMs'] })
+    .refine((l) => l.retryPeriodMs < l.renewDeadlineMs, { message: 'retryPeriodMs must be less than renewDeadlineMs', path: ['retryPeriodMs'] }),
+});
