@@ -10,8 +10,10 @@
  *   N+11    cluster-a: the EPP's Prometheus pool metrics
  *   N+12..  cluster-a: simulated model server pods
  *   N+20..  cluster-b: the same, 10 ports higher
+ *
+ * Also how to check that a port is free and how to listen on one.
  */
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 
 export const HOST = '127.0.0.1';
 /** Clusters of the ClusterSet, as named in examples/: cluster-a imports, cluster-b exports. */
@@ -76,6 +78,17 @@ export function portIsFree(port: number, host = HOST): Promise<boolean> {
     const server = createServer();
     server.once('error', () => resolve(false));
     server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/** Listens on `port` of the loopback address (exclusively); rejects if it cannot. */
+export function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host: HOST, exclusive: true }, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
 }
 

@@ -5,8 +5,9 @@
  * tell them from yours.
  */
 import { Agent, request } from 'undici';
-import { LOAD_HEADER } from './front-door.js';
 import { HOST } from './layout.js';
+import { LOAD_HEADER } from './request-record.js';
+import { raceTimeout } from './timing.js';
 
 const PROMPTS = ['Write a haiku about routers.', 'What is an InferencePool?', 'Say hello.', 'Explain ext_proc in one sentence.'];
 /** Never more than this many generated requests in flight (a stuck cluster must not pile up sockets). */
@@ -84,9 +85,7 @@ export class LoadGenerator {
     this.rpsValue = 0;
     clearTimeout(this.timer);
     this.timer = undefined;
-    let t: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all([...this.inFlightDone]), new Promise<void>((r) => (t = setTimeout(r, graceMs)))]);
-    clearTimeout(t);
+    await raceTimeout(Promise.all([...this.inFlightDone]), graceMs);
     await this.agent.destroy();
   }
 }

@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { CLUSTERS, HOST, type Layout } from './layout.js';
+import { raceTimeout, TIMED_OUT } from './timing.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const ROUTER_MAIN = join(ROOT, 'dist/src/main.js');
@@ -181,13 +182,8 @@ export class RouterProcess {
     if (!child || child.exitCode !== null || child.signalCode !== null) return undefined;
     this.stopping = true;
     child.kill('SIGTERM');
-    let timer: NodeJS.Timeout | undefined;
-    const code = await Promise.race([
-      this.exited,
-      new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    if (code !== 'timeout') return code;
+    const code = await raceTimeout(this.exited, timeoutMs);
+    if (code !== TIMED_OUT) return code;
     child.kill('SIGKILL');
     await this.exited;
     return null;

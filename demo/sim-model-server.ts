@@ -10,7 +10,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { HOST } from './layout.js';
+import { HOST, listen } from './layout.js';
+import { CLUSTER_HEADER, POD_HEADER } from './request-record.js';
+import { sleep } from './timing.js';
 
 export interface ModelServerOptions {
   readonly cluster: string;
@@ -84,13 +86,7 @@ export class SimulatedModelServer {
     if (this.server) return;
     const server = createServer((req, res) => void this.handle(req, res));
     server.keepAliveTimeout = 5000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ port: this.port, host: HOST, exclusive: true }, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, this.port);
     this.server = server;
   }
 
@@ -108,8 +104,8 @@ export class SimulatedModelServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.reservations.shift();
     const url = new URL(req.url ?? '/', 'http://pod');
-    res.setHeader('x-demo-cluster', this.cluster);
-    res.setHeader('x-demo-pod', this.pod);
+    res.setHeader(CLUSTER_HEADER, this.cluster);
+    res.setHeader(POD_HEADER, this.pod);
     if (req.method === 'GET' && url.pathname === '/health') return void res.end();
     if (req.method === 'GET' && url.pathname === '/v1/models') {
       return json(res, 200, { object: 'list', data: MODELS.map((id) => ({ id, object: 'model', owned_by: 'mcip-demo' })) });
@@ -211,8 +207,4 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 
 function countTokens(s: string): number {
   return Math.max(1, Math.ceil(s.length / 4));
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -5,8 +5,8 @@
  * notable log lines, and a summary per phase at the end.
  */
 import { request } from 'undici';
-import type { RequestRecord } from './front-door.js';
 import { CLUSTERS } from './layout.js';
+import type { RequestRecord } from './request-record.js';
 import type { RouterLog } from './router-process.js';
 
 const useColor = process.stdout.isTTY === true && process.env.NO_COLOR === undefined;
@@ -74,6 +74,11 @@ function errorsOf(c: Counts): number {
   return n;
 }
 
+/** Errors by status, e.g. "503×2 500×1". */
+function errorBreakdown(c: Counts): string {
+  return [...c.errors].map(([s, n]) => `${s}×${n}`).join(' ');
+}
+
 function pct(part: number, total: number): string {
   return total === 0 ? '0%' : `${Math.round((100 * part) / total)}%`;
 }
@@ -117,8 +122,7 @@ export class LiveView {
   }
 
   private stamp(): string {
-    const s = (performance.now() - this.startedAt) / 1000;
-    return dim(`[${s.toFixed(0).padStart(4)}s]`);
+    return dim(`[${this.elapsedS().toFixed(0).padStart(4)}s]`);
   }
 
   elapsedS(): number {
@@ -189,7 +193,7 @@ export class LiveView {
       return `${colorOf(name)(name)} ${String(n).padStart(4)} ${colorOf(name)(bar.padEnd(20, useColor ? ' ' : '.'))}`;
     });
     const errors = errorsOf(c);
-    const errorText = errors === 0 ? 'errors    0' : red(`errors ${String(errors).padStart(4)} (${[...c.errors].map(([s, n]) => `${s}×${n}`).join(' ')})`);
+    const errorText = errors === 0 ? 'errors    0' : red(`errors ${String(errors).padStart(4)} (${errorBreakdown(c)})`);
     const latency = p50(c.latencies);
     this.print(
       `${this.stamp()} ${String(c.total).padStart(4)} req/s │ ${parts.join(' │ ')} │ ${errorText} │ p50 ${latency === undefined ? '-' : `${latency.toFixed(0)} ms`}${this.routerView ? ` │ ${this.routerView}` : ''}`,
@@ -222,7 +226,7 @@ export class LiveView {
     const line = (c: Counts): string => {
       const served = CLUSTERS.map((name) => `${name} ${c.byCluster.get(name) ?? 0} (${pct(c.byCluster.get(name) ?? 0, c.total)})`);
       const errors = errorsOf(c);
-      const errorDetail = errors === 0 ? '' : ` [${[...c.errors].map(([s, n]) => `${s}×${n}`).join(' ')}]`;
+      const errorDetail = errors === 0 ? '' : ` [${errorBreakdown(c)}]`;
       return `${String(c.total).padStart(5)} requests: ${served.join(', ')}, errors ${errors} (${pct(errors, c.total)})${errorDetail}`;
     };
     const out = [bold(`Summary after ${this.elapsedS().toFixed(1)} s`)];

@@ -8,8 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { Server, ServerCredentials, status as GrpcStatus, type ServerDuplexStream } from '@grpc/grpc-js';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FrontDoor, type RequestRecord } from '../../demo/front-door.js';
+import { FrontDoor } from '../../demo/front-door.js';
 import { portIsFree } from '../../demo/layout.js';
+import type { RequestRecord } from '../../demo/request-record.js';
 import { decodeRequest, encodeResponse, headerValue, type ProcessingRequest } from '../../src/protocol/codec.js';
 import { destinationHeadersResponse, immediateResponse, streamedBody } from '../../src/protocol/responses.js';
 import { fromStruct } from '../../src/protocol/struct.js';
@@ -81,6 +82,11 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       upstreamSeen.push({ headers: req.headers, body });
+      if (req.url === '/empty') {
+        res.writeHead(200, { 'content-length': '0' });
+        res.end();
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json', 'x-demo-cluster': 'cluster-x', 'x-demo-pod': 'pod-0' });
       res.end(JSON.stringify({ got: body }));
     });
@@ -114,6 +120,18 @@ async function post(body: string, headers: Record<string, string> = {}): Promise
 }
 
 describe('demo front door (Envoy stand-in)', () => {
+  it('passes an upstream response without a body through, and keeps serving', async () => {
+    script = (msg, call) => {
+      if (msg.request === 'request_headers') call.write(destinationHeadersResponse('request_headers', upstreamAddress));
+      if (msg.request === 'response_headers') call.write(encodeResponse({ response_headers: {} }));
+    };
+    const empty = await request(`http://127.0.0.1:${frontPort}/empty`);
+    expect(empty.statusCode).toBe(200);
+    expect(await empty.body.text()).toBe('');
+    script = echoTo(upstreamAddress);
+    expect((await post('{"model":"m"}')).status).toBe(200);
+  });
+
   it('runs the FULL_DUPLEX_STREAMED exchange both ways and proxies to the chosen endpoint', async () => {
     script = echoTo(upstreamAddress);
     const r = await post('{"model":"m","prompt":"hi"}', { 'x-gateway-destination-endpoint': '10.0.0.1:1' });
