@@ -8,7 +8,10 @@
  * The per-attempt timer runs from arm() until the EPP's first message. The
  * owner arms it at the start in modes where the EPP answers the request headers
  * at once, and only once the request body is complete in FULL_DUPLEX_STREAMED,
- * where EPPs legitimately hold their answer until they have read the body.
+ * where EPPs legitimately hold their answer until they have read the body. An
+ * EPP that stops reading before it answers (hung, or a partition after connect)
+ * keeps the body from completing (Envoy is paused): so, until its first
+ * message, the same timeout also applies to every wait for the call to drain.
  *
  * Backpressure: Envoy is paused while the EPP call cannot take more
  * (write() false) and resumed on 'drain'; the owner pauses the EPP side with
@@ -49,6 +52,8 @@ export class EppAttempt {
   private envoyPaused = false;
   private waitingDrain = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Runs while the call does not drain, until the EPP's first message. */
+  private stallTimer: NodeJS.Timeout | undefined;
   private armed = false;
   private answered = false;
   private readonly startedAt = performance.now();
@@ -135,10 +140,17 @@ export class EppAttempt {
     this.waitingDrain = true;
     this.pauseEnvoy();
     this.call!.once('drain', this.onDrain);
+    const ms = this.settings.attemptTimeoutMs;
+    if (this.answered || ms <= 0) return;
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = undefined;
+      this.failed('timeout', new RouterError(ErrorCode.EppUnavailable, `the EPP read nothing for attemptTimeoutMs (${ms} ms)`));
+    }, ms);
   }
 
   private readonly onDrain = (): void => {
     this.waitingDrain = false;
+    this.clearStallTimer();
     if (!this.done) this.resumeEnvoy();
   };
 
@@ -147,6 +159,7 @@ export class EppAttempt {
     if (!this.answered) {
       this.answered = true;
       this.clearTimer();
+      this.clearStallTimer();
       this.settings.observer.eppFirstResponse(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
     }
     this.owner.onEppMessage(this, msg);
@@ -173,6 +186,7 @@ export class EppAttempt {
     this.done = true;
     this.pending = undefined;
     this.clearTimer();
+    this.clearStallTimer();
     this.resumeEnvoy();
     this.settings.observer.eppStreamFinished(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
   }
@@ -181,6 +195,12 @@ export class EppAttempt {
     if (this.timer === undefined) return;
     clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  private clearStallTimer(): void {
+    if (this.stallTimer === undefined) return;
+    clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
   }
 
   private pauseEnvoy(): void {

@@ -5,8 +5,11 @@
  * Every EPP message goes to Envoy unchanged, except a request_headers response
  * whose destination header is a list (rewritten per `destinationHeader`). The
  * first EPP answer that reaches Envoy (request headers, or an immediate
- * response other than 503/429) commits the stream to that EPP; messages that
- * answer nothing (e.g. override_message_timeout) are relayed without commit.
+ * response other than 503/429) commits the stream to that EPP; a message that
+ * answers nothing but that Envoy acts on (override_message_timeout) is relayed
+ * without commit. An EPP message Envoy would take as spurious (empty, or only
+ * dynamic_metadata, mode_override or request_drain) or that cannot be parsed is
+ * never relayed: it is a failure of the EPP, like its stream failing.
  *
  * Before the commit, an attempt fails when the EPP cannot be reached, its
  * stream fails or ends without an answer, it answers 503/429, or it does not
@@ -27,6 +30,7 @@
 import type { Picked } from '../picker/types.js';
 import { peekResponse, type ProtocolConfiguration, type RequestPhase, type ResponsePeek } from '../protocol/codec.js';
 import { destinationHeadersResponse, rewriteDestination } from '../protocol/responses.js';
+import { scanFields } from '../protocol/wire.js';
 import type { FailureReason } from '../signals/types.js';
 import type { Candidate } from '../snapshot/types.js';
 import type { RelayContext } from './deps.js';
@@ -127,11 +131,22 @@ export class EppRelay implements Processor, AttemptOwner {
   onEppMessage(a: EppAttempt, msg: Buffer): void {
     if (a !== this.attempt || this.done) return;
     let peek: ResponsePeek;
+    let status: number | undefined;
+    let control = false;
     try {
+      // Everything read from the EPP's bytes is read here: nothing may throw out of the call's event.
       peek = peekResponse(msg);
+      if (peek.case === 'immediate_response' && !this.committed) status = immediateStatus(msg);
+      else if (peek.case === 'none') control = isTimeoutOverride(msg);
     } catch (err) {
       a.dispose();
       this.onEppFailure(a, 'stream', new RouterError(ErrorCode.EppStream, 'malformed message from the EPP', { cause: err }));
+      return;
+    }
+    if (peek.case === 'none' && !control) {
+      // Empty, or only dynamic_metadata / mode_override / request_drain: Envoy would take it as spurious (500).
+      a.dispose();
+      this.onEppFailure(a, 'stream', new RouterError(ErrorCode.EppStream, 'the EPP sent a ProcessingResponse that answers nothing'));
       return;
     }
     if (this.committed) {
@@ -146,7 +161,6 @@ export class EppRelay implements Processor, AttemptOwner {
     const c = a.candidate;
     let out = msg;
     if (peek.case === 'immediate_response') {
-      const status = immediateStatus(msg);
       if (status === 503 || status === 429) {
         a.dispose();
         const err = new RouterError(ErrorCode.EppUnavailable, `the EPP answered ${status}`);
@@ -297,4 +311,16 @@ export class EppRelay implements Processor, AttemptOwner {
       this.envoy.resume();
     });
   }
+}
+
+/** ProcessingResponse.override_message_timeout. */
+const OVERRIDE_MESSAGE_TIMEOUT = 10;
+
+/**
+ * A message without a response member is one Envoy acts on only when it carries
+ * override_message_timeout; any other (empty, only dynamic_metadata, mode_override
+ * or request_drain) Envoy takes as spurious and answers the client 500.
+ */
+function isTimeoutOverride(msg: Buffer): boolean {
+  return scanFields(msg).some((f) => f.no === OVERRIDE_MESSAGE_TIMEOUT);
 }

@@ -124,11 +124,18 @@ export interface ResponsePeek {
   endOfStream: boolean;
 }
 
+/** Reads a field tag; field number 0 is malformed (as wire.ts's scanFields and Envoy's parser have it). */
+function readTag(r: protobuf.Reader): number {
+  const tag = r.uint32();
+  if (tag >>> 3 === 0) throw new RangeError('ext_proc: malformed message (field number 0)');
+  return tag;
+}
+
 /** Reads the last occurrence of bool field `no` in the message at [r.pos, end); leaves r.pos at `end`. */
 function readBool(r: protobuf.Reader, end: number, no: number): boolean | undefined {
   let found: boolean | undefined;
   while (r.pos < end) {
-    const tag = r.uint32();
+    const tag = readTag(r);
     if (tag >>> 3 === no && (tag & 7) === VARINT) found = r.bool();
     else r.skipType(tag & 7);
   }
@@ -143,7 +150,7 @@ function readBool(r: protobuf.Reader, end: number, no: number): boolean | undefi
  */
 function descend(r: protobuf.Reader, end: number, path: readonly number[], atLeaf: (leafEnd: number) => void): void {
   while (r.pos < end) {
-    const tag = r.uint32();
+    const tag = readTag(r);
     const wireType = tag & 7;
     if (tag >>> 3 === path[0] && wireType === LEN) {
       const innerEnd = innerLimit(r);
@@ -172,7 +179,7 @@ export function peekRequest(buf: Uint8Array): RequestPeek {
   const r = protobuf.Reader.create(buf);
   let result: RequestPeek = { case: 'none', endOfStream: false };
   while (r.pos < r.len) {
-    const tag = r.uint32();
+    const tag = readTag(r);
     const no = tag >>> 3;
     const wireType = tag & 7;
     const c = REQUEST_CASES[no];
@@ -204,7 +211,7 @@ export function peekResponse(buf: Uint8Array): ResponsePeek {
   const r = protobuf.Reader.create(buf);
   let result: ResponsePeek = { case: 'none', streamed: false, endOfStream: false };
   while (r.pos < r.len) {
-    const tag = r.uint32();
+    const tag = readTag(r);
     const no = tag >>> 3;
     const wireType = tag & 7;
     const c = RESPONSE_CASES[no];

@@ -83,6 +83,33 @@ describe('EppAttempt', () => {
     expect(owner.events).toEqual(['msg h']);
   });
 
+  it('before its answer, an EPP that reads nothing for the timeout fails, armed or not; each drain restarts the clock', async () => {
+    const { envoy, pool, owner, attempt, call } = setup(40);
+    await pool.complete(call);
+    call.writeResult = false;
+    attempt.forward(Buffer.from('b1'));
+    expect(envoy.paused).toBe(true);
+    await new Promise((r) => setTimeout(r, 25));
+    call.emit('drain'); // progress
+    attempt.forward(Buffer.from('b2'));
+    await new Promise((r) => setTimeout(r, 25));
+    expect(owner.events).toEqual([]); // 50 ms stalled in total, never 40 in a row
+    await new Promise((r) => setTimeout(r, 40));
+    expect(owner.events).toEqual(['fail timeout']);
+    expect(call.cancelled).toBe(true);
+    expect(envoy.paused).toBe(false);
+  });
+
+  it('after its answer, a slow-reading EPP is not timed out (the stream is committed to it)', async () => {
+    const { pool, owner, attempt, call } = setup(20);
+    await pool.complete(call);
+    call.reply(Buffer.from('h'));
+    call.writeResult = false;
+    attempt.forward(Buffer.from('b1'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(owner.events).toEqual(['msg h']);
+  });
+
   it('dispose cancels silently', async () => {
     const { pool, owner, attempt, call } = setup();
     await pool.complete(call);

@@ -5,6 +5,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
 import { FailOpenEndpoints } from '../../src/extproc/fail-open.js';
 import { fromStruct } from '../../src/protocol/struct.js';
+import { encodeResponse } from '../../src/protocol/codec.js';
 import { immediateResponse, destinationHeadersResponse } from '../../src/protocol/responses.js';
 import type { Candidate } from '../../src/snapshot/types.js';
 import { bodyMsg, FakeEppCall, headersMsg } from './fakes.js';
@@ -51,6 +52,41 @@ describe('EppRelay: failover before anything reached Envoy', () => {
     expect(second.written).toHaveLength(2);
   });
 
+  it('an empty ProcessingResponse (or only dynamic_metadata / mode_override / request_drain) is never relayed: a failed attempt', async () => {
+    for (const empty of [
+      Buffer.alloc(0),
+      encodeResponse({ dynamic_metadata: { fields: { 'envoy.lb': { structValue: { fields: {} } } } } }),
+      encodeResponse({ mode_override: { request_body_mode: 4 } }),
+      encodeResponse({ request_drain: true }),
+    ]) {
+      const { envoy, pool, relay, call, outcomes } = setup({ fallbacks: [b] });
+      relay.requestHeaders(headersMsg(), false);
+      relay.requestBody(bodyMsg('request_body', '{}', true), true);
+      await pool.complete(call);
+      call.reply(empty);
+      expect(envoy.sent).toHaveLength(0); // Envoy would take it as spurious: 500
+      expect(call.cancelled).toBe(true);
+      expect(outcomes.log).toEqual(['stream cluster-a/default/pool-a']);
+      expect(pool.readied).toHaveLength(2);
+      const second = new FakeEppCall();
+      await pool.complete(second);
+      second.reply(destinationHeadersResponse('request_headers', '10.2.0.1:8000'));
+      expect(envoy.kinds()).toEqual(['request_headers']);
+    }
+  });
+
+  it('a malformed immediate_response (peeks fine, does not decode) is a failed attempt, never an exception in the EPP call event', async () => {
+    const { envoy, pool, relay, call, outcomes } = setup({ fallbacks: [b] });
+    relay.requestHeaders(headersMsg(), false);
+    await pool.complete(call);
+    // immediate_response(7) { status(1): length 0xff..., truncated }
+    expect(() => call.reply(Buffer.from([0x3a, 0x02, 0x0a, 0xff]))).not.toThrow();
+    expect(envoy.sent).toHaveLength(0);
+    expect(call.cancelled).toBe(true);
+    expect(outcomes.log).toEqual(['stream cluster-a/default/pool-a']);
+    expect(pool.readied).toHaveLength(2);
+  });
+
   it('an EPP ending its stream OK without answering is a failed attempt', async () => {
     const { pool, relay, call, outcomes } = setup({ fallbacks: [b] });
     relay.requestHeaders(headersMsg(), false);
@@ -71,6 +107,22 @@ describe('EppRelay: failover before anything reached Envoy', () => {
     expect(outcomes.log).toEqual(['timeout cluster-a/default/pool-a']);
     expect(call.cancelled).toBe(true);
     expect(pool.readied).toHaveLength(2);
+  });
+
+  it('per-attempt timeout: an EPP that stops reading mid-body (Envoy paused, body never complete) times out too', async () => {
+    const { envoy, pool, relay, call, outcomes } = setup({ fallbacks: [b], attemptTimeoutMs: 30 });
+    relay.requestHeaders(headersMsg(), false);
+    await pool.complete(call);
+    call.writeResult = false; // flow control: the EPP takes nothing more
+    relay.requestBody(bodyMsg('request_body', 'x'.repeat(1000), false), false);
+    expect(envoy.paused).toBe(true); // so Envoy's body never completes here
+    await new Promise((r) => setTimeout(r, 80));
+    expect(outcomes.log).toEqual(['timeout cluster-a/default/pool-a']);
+    expect(call.cancelled).toBe(true);
+    expect(pool.readied).toHaveLength(2);
+    const second = new FakeEppCall();
+    await pool.complete(second);
+    expect(second.written).toHaveLength(2); // headers + the chunk, replayed
   });
 
   it('past the replay bound, no failover: the failure mode answers', async () => {

@@ -232,6 +232,34 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
     expect(envoy.finished).toBe('relayed');
   });
 
+  it('an empty ProcessingResponse after the commit is never relayed: an EPP failure, finished by the router', async () => {
+    const { envoy, pool, relay, call, outcomes } = setup();
+    relay.requestHeaders(headersMsg(), false);
+    relay.requestBody(bodyMsg('request_body', 'abc', true), true);
+    await pool.complete(call);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    call.reply(Buffer.alloc(0)); // instead of the echo
+    expect(envoy.kinds()).toEqual(['request_headers', 'request_body']);
+    expect(streamedBodies(envoy)).toBe('abc');
+    expect(call.cancelled).toBe(true);
+    expect(envoy.decidedOutcome).toBe('finished_by_router');
+    expect(outcomes.log.at(-1)).toBe('stream cluster-a/default/pool-a');
+  });
+
+  it('a streamed body response carrying a field number 0 (invalid protobuf) is an EPP failure, not an exception', async () => {
+    const { envoy, pool, relay, call } = setup();
+    relay.requestHeaders(headersMsg(), false);
+    relay.requestBody(bodyMsg('request_body', 'abc', true), true);
+    await pool.complete(call);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    const bad = Buffer.concat([streamedBody('request_body', Buffer.from('abc'), true), Buffer.from([0x00, 0x00])]);
+    expect(() => call.reply(bad)).not.toThrow();
+    expect(call.cancelled).toBe(true);
+    expect(envoy.kinds()).toEqual(['request_headers', 'request_body']);
+    expect(streamedBodies(envoy)).toBe('abc');
+    expect(envoy.decidedOutcome).toBe('finished_by_router');
+  });
+
   it('a malformed EPP message after the commit is an EPP failure, finished by the router', async () => {
     const { envoy, pool, relay, call } = setup();
     relay.requestHeaders(headersMsg({ eos: true }), true);

@@ -66,6 +66,14 @@ describe('failover before anything reached Envoy', () => {
     await sc!.settled();
   });
 
+  it('EPP answers with an empty ProcessingResponse -> never relayed (Envoy: spurious, 500); the next candidate', async () => {
+    await start({ eppA: { crash: 'empty-answer' } });
+    expectAllServedByB(await runSplit(6));
+    expect(sc!.observer.failovers).toContainEqual({ from: 'cluster-a', to: 'cluster-b', reason: 'stream' });
+    await sc!.settled();
+    expect(sc!.eppA.counters.openStreams).toBe(0); // the attempt was cancelled
+  });
+
   it('EPP hangs -> per-attempt timeout (from the end of the body) -> the next candidate', async () => {
     await start({ eppA: { hang: true }, attemptTimeoutMs: 150 });
     const started = Date.now();
@@ -76,6 +84,17 @@ describe('failover before anything reached Envoy', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(150 * timeouts.length);
     await sc!.settled();
     expect(sc!.eppA.counters.openStreams).toBe(0); // the hung attempt was cancelled
+  });
+
+  it('EPP stops reading mid-body (large full-duplex body never completes) -> per-attempt timeout -> the next candidate', async () => {
+    await start({ eppA: { stallReads: true }, attemptTimeoutMs: 300 });
+    const big = jsonBody(6 * 1024 * 1024);
+    const started = Date.now();
+    const results = await runSplit(4, { body: big, frame: 64 * 1024 });
+    expectAllServedByB(results, big);
+    expect(sc!.observer.failovers.filter((f) => f.reason === 'timeout').length).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await sc!.settled();
   });
 
   it.each([503, 429])('EPP answers immediate %i -> the next candidate', async (status) => {

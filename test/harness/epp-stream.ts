@@ -22,8 +22,9 @@ export const SERVED_KEY = 'x-gateway-destination-endpoint-served';
 /**
  * 'mid-echo': in full duplex, after the headers response, echo the first half of the body
  * (not ended), then fail. 'mid-response': echo the first response body chunk, fail on the next.
+ * 'empty-answer': answer the request headers with an empty ProcessingResponse (a buggy EPP), then hang.
  */
-export type CrashMode = 'on-headers' | 'mid-body' | 'after-headers-response' | 'close-ok' | 'mid-echo' | 'mid-response';
+export type CrashMode = 'on-headers' | 'mid-body' | 'after-headers-response' | 'close-ok' | 'mid-echo' | 'mid-response' | 'empty-answer';
 
 export interface ImmediateSpec {
   status: number;
@@ -189,6 +190,7 @@ export class EppStream {
       }
     }
     if (this.host.immediate) return this.immediate(this.host.immediate);
+    if (this.host.crash === 'empty-answer') return this.send({});
     const result = this.host.pick({ headers: this.headers, body, json, eligible: [], subset: this.subset });
     if (result === undefined) return this.immediate({ status: 503, body: 'no ready endpoints' });
     if (typeof result === 'object' && !Array.isArray(result)) return this.immediate(result.immediate);

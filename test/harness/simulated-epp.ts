@@ -47,6 +47,8 @@ export interface SimulatedEppOptions {
   immediate?: ImmediateSpec;
   delayMs?: number;
   hang?: boolean;
+  /** Accept each stream, then never read from it (a stuck EPP, or a partition after connect): flow control stalls the sender. */
+  stallReads?: boolean;
   crash?: CrashMode;
   /** Headers the EPP sets on response_headers (default none). */
   responseHeaders?: Record<string, string>;
@@ -154,6 +156,7 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
     streams.push(record);
     if (streams.length > (o.keepStreams ?? 200)) streams.shift();
     new EppStream(call, host, record);
+    if (o.stallReads) call.pause();
   };
 
   const statusOf = (service: string) => SERVING_STATUS[health.get(service) ?? 'SERVICE_UNKNOWN'];
