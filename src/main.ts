@@ -51,6 +51,11 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
+  // A thrown exception nobody caught is a bug: state may be inconsistent, so log it and exit for a restart.
+  process.on('uncaughtException', (err) => {
+    logger.fatal({ err }, 'uncaught exception: exiting');
+    process.exit(1);
+  });
   let router;
   try {
     router = await startRouter(config, { logger });
