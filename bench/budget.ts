@@ -1,0 +1,98 @@
+/**
+ * The budget of issue 6, checked against a run's results. Each item yields
+ * PASS or MISS with the measured value; an item whose measurement is missing
+ * from the run (e.g. a size not measured) is a MISS saying so.
+ */
+import type { BenchResults, BudgetLine, ControlPlaneResults, DataPathResults } from './lib/types.js';
+
+const f2 = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
+const f3 = (n: number): string => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
+
+function dataPathBudget(dp: DataPathResults): BudgetLine[] {
+  const out: BudgetLine[] = [];
+  for (const variant of dp.variants) {
+    for (const c of [16, 64]) {
+      const cmp = dp.comparisons.find((x) => x.variant === variant && x.label === `c=${c}`);
+      if (!cmp) continue;
+      out.push({
+        item: `router p50 / floor p50, ${variant} body, ${c} streams`,
+        target: '<= 1.25x',
+        measured: `${f2(cmp.routerOverFloor.p50)}x`,
+        pass: cmp.routerOverFloor.p50 <= 1.25,
+      });
+      out.push({
+        item: `router throughput / floor throughput, ${variant} body, ${c} streams`,
+        target: '>= 0.80x',
+        measured: `${f2(cmp.routerOverFloor.throughput)}x`,
+        pass: cmp.routerOverFloor.throughput >= 0.8,
+      });
+    }
+    const at16 = dp.comparisons.find((x) => x.variant === variant && x.label === 'c=16');
+    if (at16) {
+      out.push({
+        item: `added latency over direct (p50), ${variant} body, 16 streams`,
+        target: '<= 0.5 ms',
+        measured: `${f3(at16.routerMinusDirect.p50)} ms`,
+        pass: at16.routerMinusDirect.p50 <= 0.5,
+      });
+      out.push({
+        item: `added latency over direct (p99), ${variant} body, 16 streams`,
+        target: '<= 2 ms',
+        measured: `${f3(at16.routerMinusDirect.p99)} ms`,
+        pass: at16.routerMinusDirect.p99 <= 2,
+      });
+    }
+  }
+  const routerCells = dp.cells.filter((c) => c.setup === 'router' || c.setup === 'parent');
+  if (routerCells.length > 0) {
+    const failed = routerCells.reduce((a, c) => a + c.errors, 0);
+    const total = routerCells.reduce((a, c) => a + c.requests + c.errors, 0);
+    out.push({
+      item: `(extra) router exchanges that failed, all cells, close=${dp.closeMode}`,
+      target: '0',
+      measured: `${failed} of ${total}${failed ? ` (${routerCells.find((c) => c.firstError)?.firstError ?? ''})` : ''}`,
+      pass: failed === 0,
+    });
+  }
+  const open = dp.openStreams.find((o) => o.setup === 'router' && o.phase === 'fresh');
+  const loaded = dp.openStreams.find((o) => o.setup === 'router' && o.phase === 'after-load');
+  out.push({
+    item: `router RSS with ${open?.streams ?? 'n/a'} concurrent open streams`,
+    target: '< 150 MB (1,000 streams)',
+    measured: open
+      ? `${open.heldRssMb.toFixed(1)} MiB = ${(open.heldRssMb * 1.048576).toFixed(0)} MB (fresh router; ${open.idleRssMb.toFixed(1)} MiB before opening them` +
+        `${loaded ? `; after the load cells: ${loaded.heldRssMb.toFixed(1)} MiB` : ''})${dp.profiled ? ', profiled run: the profiler inflates RSS' : ''}`
+      : 'not measured',
+    pass: open !== undefined && open.streams >= 1000 && open.heldRssMb * 1.048576 < 150,
+  });
+  return out;
+}
+
+function controlPlaneBudget(cp: ControlPlaneResults): BudgetLine[] {
+  const big = cp.build.find((b) => b.pools + b.imports >= 10_000);
+  const at10 = cp.picker.filter((p) => p.candidates === 10 && !p.policy.includes('no signals'));
+  const worst = at10.reduce<(typeof at10)[number] | undefined>((a, p) => (a === undefined || p.nsPerPick > a.nsPerPick ? p : a), undefined);
+  return [
+    {
+      item: 'snapshot rebuild, 10,000 pools + imports',
+      target: '< 100 ms',
+      measured: big ? `${big.buildMs.median.toFixed(1)} ms median (${big.objects} objects incl. Services/routes)` : 'not measured',
+      pass: big !== undefined && big.buildMs.median < 100,
+    },
+    {
+      item: 'picker per request, 10 candidates (slowest policy)',
+      target: '< 5 µs',
+      measured: worst ? `${(worst.nsPerPick / 1000).toFixed(2)} µs (${worst.policy})` : 'not measured',
+      pass: worst !== undefined && worst.nsPerPick < 5000,
+    },
+  ];
+}
+
+export function checkBudget(r: Pick<BenchResults, 'dataPath' | 'controlPlane'>): BudgetLine[] {
+  return [...dataPathBudget(r.dataPath), ...controlPlaneBudget(r.controlPlane)];
+}
+
+export function formatBudget(lines: readonly BudgetLine[]): string {
+  const w = Math.max(...lines.map((l) => l.item.length));
+  return lines.map((l) => `${l.pass ? 'PASS' : 'MISS'}  ${l.item.padEnd(w)}  ${l.measured}  (budget ${l.target})`).join('\n');
+}

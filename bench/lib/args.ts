@@ -1,0 +1,159 @@
+/**
+ * `npm run bench -- [flags]`. Full mode measures every cell in two rounds;
+ * --quick is the smoke mode (one short round, fewer cells, smaller control
+ * plane repetitions), meant to finish in well under a minute.
+ */
+import { resolve } from 'node:path';
+import { ROOT } from './paths.js';
+import type { Variant } from './types.js';
+
+export interface BenchOptions {
+  readonly quick: boolean;
+  readonly profile: boolean;
+  /** Results directory (default bench/results). */
+  readonly out: string;
+  readonly warmupMs: number;
+  readonly measureMs: number;
+  /** Each cell is measured this many times, set-ups interleaved in a rotating order, and merged. */
+  readonly rounds: number;
+  readonly concurrency: readonly number[];
+  /** Closed-loop concurrency levels measured for the 64 KiB variant. */
+  readonly concurrency64k: readonly number[];
+  readonly variants: readonly Variant[];
+  /** Fixed offered rate (req/s); 0 = half of the floor's c=64 throughput in this run. */
+  readonly rate: number;
+  /** HTTP/2 connections from the generator (Envoy opens one per worker; 2 workers on 2 cores). */
+  readonly connections: number;
+  /** Concurrent open streams for the RSS check. */
+  readonly openStreams: number;
+  readonly skipDataPath: boolean;
+  readonly skipControlPlane: boolean;
+  /** Control-plane sizes (HTTPRoutes); the largest has 10 pools+imports per route. */
+  readonly routeSizes: readonly number[];
+  /** Sizes at which a real router process reloads its manifests. */
+  readonly reloadSizes: readonly number[];
+  /** Update bench/results/latest.{md,svg,json} (default: full runs only). */
+  readonly latest: boolean;
+  /** Rebuild dist/ first when it is older than src/ (default true). */
+  readonly build: boolean;
+  /** How the generator ends a finished stream: 'reset' as Envoy does (half-close + RST_STREAM), or 'graceful'. */
+  readonly close: 'reset' | 'graceful';
+}
+
+export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] [--warmup-ms N] [--measure-ms N]
+  [--rounds N] [--concurrency 1,16,64,256] [--rate N] [--connections N] [--open-streams N]
+  [--routes 10,100,1000] [--reload-routes 10,100] [--skip-data-path] [--skip-control-plane] [--latest|--no-latest] [--no-build]
+  [--close reset|graceful]
+`;
+
+function list(v: string): number[] {
+  const out = v.split(',').map((s) => Number(s.trim()));
+  if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`bad list "${v}"`);
+  return out;
+}
+
+function num(v: string | undefined, flag: string): number {
+  const n = Number(v);
+  if (v === undefined || !Number.isFinite(n) || n < 0) throw new Error(`${flag} needs a non-negative number`);
+  return n;
+}
+
+export function parseArgs(argv: readonly string[]): BenchOptions {
+  const quick = argv.includes('--quick');
+  const o = {
+    quick,
+    profile: false,
+    out: resolve(ROOT, 'bench/results'),
+    warmupMs: quick ? 200 : 1000,
+    measureMs: quick ? 600 : 3000,
+    rounds: quick ? 1 : 2,
+    concurrency: [1, 16, 64, 256] as readonly number[],
+    concurrency64k: (quick ? [16] : [1, 16, 64, 256]) as readonly number[],
+    variants: ['2k', '64k'] as readonly Variant[],
+    rate: 0,
+    connections: 2,
+    openStreams: 1000,
+    skipDataPath: false,
+    skipControlPlane: false,
+    routeSizes: [10, 100, 300, 1000] as readonly number[],
+    reloadSizes: (quick ? [10] : [10, 100, 1000]) as readonly number[],
+    latest: !quick,
+    build: true,
+    close: 'reset' as 'reset' | 'graceful',
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    switch (a) {
+      case '--quick':
+        break;
+      case '--profile':
+        o.profile = true;
+        break;
+      case '--out':
+        o.out = resolve(next());
+        break;
+      case '--warmup-ms':
+        o.warmupMs = num(next(), a);
+        break;
+      case '--measure-ms':
+        o.measureMs = Math.max(50, num(next(), a));
+        break;
+      case '--rounds':
+        o.rounds = Math.max(1, Math.round(num(next(), a)));
+        break;
+      case '--concurrency':
+        o.concurrency = list(next());
+        o.concurrency64k = quick ? o.concurrency.filter((c) => c === 16) : o.concurrency;
+        break;
+      case '--rate':
+        o.rate = num(next(), a);
+        break;
+      case '--connections':
+        o.connections = Math.max(1, Math.round(num(next(), a)));
+        break;
+      case '--open-streams':
+        o.openStreams = Math.max(1, Math.round(num(next(), a)));
+        break;
+      case '--routes':
+        o.routeSizes = list(next());
+        break;
+      case '--reload-routes':
+        o.reloadSizes = list(next());
+        break;
+      case '--skip-data-path':
+        o.skipDataPath = true;
+        break;
+      case '--skip-control-plane':
+        o.skipControlPlane = true;
+        break;
+      case '--latest':
+        o.latest = true;
+        break;
+      case '--no-latest':
+        o.latest = false;
+        break;
+      case '--no-build':
+        o.build = false;
+        break;
+      case '--close': {
+        const v = next();
+        if (v !== 'reset' && v !== 'graceful') throw new Error('--close is reset or graceful');
+        o.close = v;
+        break;
+      }
+      case '--help':
+      case '-h':
+        process.stdout.write(USAGE);
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`unknown flag ${a}\n${USAGE}`);
+    }
+  }
+  return o;
+}

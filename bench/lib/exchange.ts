@@ -1,0 +1,155 @@
+/**
+ * One inference request's ext_proc stream, driven the way Envoy drives it in
+ * FULL_DUPLEX_STREAMED mode:
+ *  1. request headers (with protocol_config), then every body chunk at once,
+ *     the last with end_of_stream, without waiting for the headers response;
+ *  2. wait for the request_headers response and the streamed body echo up to
+ *     its end_of_stream (a body response before the headers response is
+ *     spurious: Envoy would 500);
+ *  3. response headers and the response body (end_of_stream), then wait for
+ *     the response_headers response and the echoed body;
+ *  4. done: half-close and reset the stream, as Envoy does when its filter is
+ *     destroyed (ExternalProcessorStreamImpl::close: closeStream() then
+ *     resetStream(); it does not wait for the processor's status). With
+ *     close mode 'graceful' the stream is half-closed and the processor's OK
+ *     status awaited instead (no RST_STREAM).
+ * Any other answer (immediate_response, a gRPC error, an early end) fails it.
+ */
+import { Metadata, type Client, type ClientDuplexStream } from '@grpc/grpc-js';
+import { EXT_PROC_PROCESS_PATH } from '../../src/protocol/constants.js';
+import { peekResponse } from '../../src/protocol/codec.js';
+import type { MessageSet } from './payloads.js';
+
+const identity = (b: Buffer): Buffer => b;
+const NO_METADATA = new Metadata();
+
+const enum Stage {
+  Request,
+  Held,
+  Response,
+  /** graceful close: half-closed, waiting for the processor's status. */
+  Closing,
+  Done,
+}
+
+/** How a finished stream is closed: as Envoy does (half-close + RST_STREAM), or half-close and wait for the status. */
+export type CloseMode = 'reset' | 'graceful';
+
+export interface ExchangeCallbacks {
+  /** The request path completed (routing decision and body echo received). */
+  onDecided?(x: Exchange): void;
+  /**
+   * Finished and the stream released: `error` undefined on success, and then
+   * `completedAt` is when the last answer arrived (the latency end point).
+   */
+  onDone(x: Exchange, error: string | undefined): void;
+}
+
+export class Exchange {
+  private readonly call: ClientDuplexStream<Buffer, Buffer>;
+  private stage = Stage.Request;
+  private headers = false;
+  private body = false;
+  readonly startedAt: number;
+  completedAt = NaN;
+
+  constructor(
+    client: Client,
+    private readonly set: MessageSet,
+    chunking: number,
+    private readonly cb: ExchangeCallbacks,
+    /** Stop after the request path until proceed() (open-stream RSS check). */
+    private readonly hold = false,
+    startedAt = performance.now(),
+    private readonly close: CloseMode = 'reset',
+  ) {
+    this.startedAt = startedAt;
+    this.call = client.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, identity, identity, NO_METADATA);
+    this.call.on('data', this.onData);
+    this.call.on('error', (err: Error) => this.fail(`gRPC error: ${err.message}`));
+    this.call.on('end', () => this.fail('the server ended the stream early'));
+    this.call.on('status', (st: { code: number; details: string }) => {
+      if (this.stage !== Stage.Closing) return;
+      this.stage = Stage.Done;
+      this.cb.onDone(this, st.code === 0 ? undefined : `status ${st.code} after the exchange: ${st.details}`);
+    });
+    this.call.write(set.requestHeaders);
+    for (const chunk of set.chunkings[chunking % set.chunkings.length]!) this.call.write(chunk);
+  }
+
+  /** Sends the response phase of a held exchange. */
+  proceed(): void {
+    if (this.stage !== Stage.Held) return;
+    this.respond();
+  }
+
+  /** Resets the stream (e.g. a held exchange that is abandoned). */
+  abort(): void {
+    if (this.stage === Stage.Done) return;
+    this.stage = Stage.Done;
+    this.call.cancel();
+  }
+
+  private respond(): void {
+    this.stage = Stage.Response;
+    this.headers = false;
+    this.body = false;
+    this.call.write(this.set.responseHeaders);
+    this.call.write(this.set.responseBodyMessage);
+  }
+
+  private readonly onData = (msg: Buffer): void => {
+    if (this.stage !== Stage.Request && this.stage !== Stage.Response) return;
+    let p: ReturnType<typeof peekResponse>;
+    try {
+      p = peekResponse(msg);
+    } catch {
+      this.fail('malformed ProcessingResponse');
+      return;
+    }
+    const request = this.stage === Stage.Request;
+    const headersCase = request ? 'request_headers' : 'response_headers';
+    const bodyCase = request ? 'request_body' : 'response_body';
+    if (p.case === headersCase) {
+      this.headers = true;
+    } else if (p.case === bodyCase && p.streamed) {
+      if (!this.headers) {
+        this.fail(`${bodyCase} response before the ${headersCase} response (spurious)`);
+        return;
+      }
+      if (p.endOfStream) this.body = true;
+    } else {
+      this.fail(`unexpected ${p.case} response during the ${request ? 'request' : 'response'} path`);
+      return;
+    }
+    if (!this.headers || !this.body) return;
+    if (request) {
+      if (this.hold) {
+        this.stage = Stage.Held;
+        this.cb.onDecided?.(this);
+      } else {
+        this.cb.onDecided?.(this);
+        this.respond();
+      }
+      return;
+    }
+    this.completedAt = performance.now();
+    if (this.close === 'graceful') {
+      this.stage = Stage.Closing;
+      this.call.end();
+      return;
+    }
+    this.stage = Stage.Done;
+    // Envoy: closeStream() then resetStream() once the filter is done.
+    this.call.end();
+    this.call.cancel();
+    this.cb.onDone(this, undefined);
+  };
+
+  private fail(reason: string): void {
+    if (this.stage === Stage.Done || this.stage === Stage.Closing) return;
+    this.stage = Stage.Done;
+    this.call.cancel();
+    this.cb.onDone(this, reason);
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * The shape of a benchmark run's results (bench/results/<date>.json). Every
+ * latency is in milliseconds, every CPU figure in milliseconds of CPU time
+ * (user + system), every memory figure in MiB.
+ */
+
+export const SETUPS = ['direct', 'floor', 'router', 'parent'] as const;
+/** direct: generator -> fast EPP; floor: -> grpc-js pass-through -> EPP; router: -> mcip-router (Endpoint) -> EPP; parent: -> mcip-router (Parent mode, answers itself). */
+export type Setup = (typeof SETUPS)[number];
+
+export const VARIANTS = ['2k', '64k'] as const;
+/** Request body size of a realistic JSON completion request: ~2 KiB or ~64 KiB. */
+export type Variant = (typeof VARIANTS)[number];
+
+export type Load =
+  | { readonly kind: 'closed'; readonly concurrency: number }
+  | { readonly kind: 'rate'; readonly rps: number };
+
+export function loadLabel(load: Load): string {
+  return load.kind === 'closed' ? `c=${load.concurrency}` : `${load.rps} req/s`;
+}
+
+export interface LatencySummary {
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly p999: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+/** One generator window (or several merged): what the load generator saw. */
+export interface WindowResult {
+  /** Completed exchanges. */
+  readonly requests: number;
+  readonly errors: number;
+  readonly elapsedMs: number;
+  /** HDR histogram of exchange latency in microseconds, compressed base64. */
+  readonly histogram: string;
+  /** Generator CPU over the window (% of one core): near 100 means the generator itself limits the run. */
+  readonly generatorCpuPct: number;
+  /** First error message seen, if any. */
+  readonly firstError?: string;
+}
+
+/** CPU and memory of one server process over a measured window. */
+export interface ProcessUsage {
+  readonly cpuMs: number;
+  readonly cpuMsPerRequest: number;
+  /** CPU as % of one core over the window. */
+  readonly cpuPct: number;
+  readonly rssMaxMb: number;
+}
+
+export interface Cell {
+  readonly setup: Setup;
+  readonly variant: Variant;
+  readonly load: Load;
+  readonly label: string;
+  readonly requests: number;
+  readonly errors: number;
+  readonly durationS: number;
+  readonly throughput: number;
+  readonly latencyMs: LatencySummary;
+  readonly histogram: string;
+  readonly generatorCpuPct: number;
+  /** The process in front of the EPP (floor proxy or router); absent for direct. */
+  readonly proxy?: ProcessUsage;
+  /** The fast EPP (absent for parent, where it does no request work). */
+  readonly epp?: ProcessUsage;
+  readonly firstError?: string;
+}
+
+export interface Comparison {
+  readonly variant: Variant;
+  readonly label: string;
+  /** router p50 / floor p50, router throughput / floor throughput. */
+  readonly routerOverFloor: { readonly p50: number; readonly p99: number; readonly throughput: number };
+  /** router - direct, in ms. */
+  readonly routerMinusDirect: { readonly p50: number; readonly p90: number; readonly p99: number };
+  readonly parentOverFloor: { readonly p50: number; readonly throughput: number };
+  /** Router CPU per request / floor CPU per request. */
+  readonly cpuPerRequestRatio: number;
+}
+
+export interface OpenStreamsResult {
+  readonly streams: number;
+  readonly setup: Setup;
+  /** 'fresh': right after start (before the load cells); 'after-load': after every load cell (the heap has grown). */
+  readonly phase: 'fresh' | 'after-load';
+  readonly idleRssMb: number;
+  readonly heldRssMb: number;
+  readonly perStreamKb: number;
+  readonly eppHeldRssMb: number;
+  readonly openMs: number;
+}
+
+export interface DataPathResults {
+  readonly setups: readonly Setup[];
+  readonly variants: readonly Variant[];
+  readonly rounds: number;
+  readonly warmupMs: number;
+  readonly measureMs: number;
+  readonly connections: number;
+  readonly rateRps: Record<string, number>;
+  readonly cells: readonly Cell[];
+  readonly comparisons: readonly Comparison[];
+  readonly openStreams: readonly OpenStreamsResult[];
+  /** Router RSS right after start, before any load. */
+  readonly routerIdleRssMb: number;
+  /** The Endpoint router's view of its candidates once signals were live (id -> readiness). */
+  readonly routerSignals: Record<string, string>;
+  /** The Endpoint router's own memory view (admin /metrics) after every load cell: heap vs RSS tells growth from a leak. */
+  readonly routerMemoryAfterLoad: { readonly rssMb: number; readonly heapUsedMb: number; readonly heapTotalMb: number; readonly externalMb: number };
+  /** The routers ran under --cpu-prof (their CPU and RSS figures include the profiler's overhead). */
+  readonly profiled: boolean;
+  /** How the generator ended each finished stream in the main cells. */
+  readonly closeMode: 'reset' | 'graceful';
+  /** The ~2 KiB, 16-stream cell again with the other close mode: what Envoy's RST_STREAM per stream costs each server. */
+  readonly closeCheck: { readonly mode: 'reset' | 'graceful'; readonly cells: readonly Cell[] };
+}
+
+export interface BuildPoint {
+  readonly routes: number;
+  readonly clusters: number;
+  readonly pools: number;
+  readonly imports: number;
+  readonly services: number;
+  /** Every object handed to the builder. */
+  readonly objects: number;
+  readonly candidates: number;
+  readonly buildMs: { readonly median: number; readonly min: number; readonly max: number };
+  /** Heap retained by the snapshot (after GC). */
+  readonly snapshotHeapMb: number;
+  /** Heap retained by the input objects (after GC). */
+  readonly inputHeapMb: number;
+  /** One object changed -> listener sees the new snapshot, through the real SnapshotStore. */
+  readonly changeToServingMs: { readonly median: number; readonly max: number };
+  /** match (+ weighted pick) for one request against this snapshot, ns. */
+  readonly matchNs: number;
+}
+
+export interface PickerPoint {
+  readonly candidates: number;
+  readonly policy: string;
+  readonly nsPerPick: number;
+  /** Building the failover order (only on failover), ns. */
+  readonly fallbacksNs: number;
+}
+
+export interface ReloadPoint {
+  readonly routes: number;
+  readonly objects: number;
+  /** Router process start to "serving". */
+  readonly startupMs: number;
+  /** Manifest file replaced -> router logs the new snapshot (includes the configured debounce). */
+  readonly reloadMs: { readonly median: number; readonly max: number };
+  readonly debounceMs: number;
+  readonly routerRssMb: number;
+}
+
+export interface ControlPlaneResults {
+  readonly build: readonly BuildPoint[];
+  readonly picker: readonly PickerPoint[];
+  readonly reload: readonly ReloadPoint[];
+}
+
+export interface BudgetLine {
+  readonly item: string;
+  readonly target: string;
+  readonly measured: string;
+  readonly pass: boolean;
+}
+
+export interface ProfileSummary {
+  readonly process: string;
+  readonly file: string;
+  readonly totalMs: number;
+  readonly categories: readonly { readonly name: string; readonly ms: number; readonly pct: number }[];
+  readonly topSelf: readonly { readonly fn: string; readonly where: string; readonly ms: number; readonly pct: number }[];
+  readonly topRouter: readonly { readonly fn: string; readonly where: string; readonly selfMs: number; readonly totalMs: number; readonly pct: number }[];
+}
+
+export interface Meta {
+  readonly date: string;
+  readonly quick: boolean;
+  readonly node: string;
+  readonly cpus: number;
+  readonly cpuModel: string;
+  readonly loadAvgStart: readonly number[];
+  readonly loadAvgEnd: readonly number[];
+  readonly distBuiltAt: string;
+  readonly gitHead: string;
+  readonly caveat: string;
+  readonly wallS: number;
+}
+
+export interface BenchResults {
+  readonly meta: Meta;
+  readonly dataPath: DataPathResults;
+  readonly controlPlane: ControlPlaneResults;
+  readonly budget: readonly BudgetLine[];
+  readonly profiles: readonly ProfileSummary[];
+}

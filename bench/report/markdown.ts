@@ -1,0 +1,170 @@
+/** The Markdown summary of a run (bench/results/<date>.md). */
+import type { BenchResults, Cell, ProfileSummary } from '../lib/types.js';
+
+const n = (v: number | undefined, d = 2): string => (v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(d));
+const row = (cells: readonly (string | number)[]): string => `| ${cells.join(' | ')} |`;
+const table = (head: readonly string[], rows: readonly (readonly (string | number)[])[]): string =>
+  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
+
+function cellRows(cells: readonly Cell[]): (string | number)[][] {
+  return cells.map((c) => [
+    c.label,
+    c.setup,
+    c.throughput.toFixed(0),
+    n(c.latencyMs.p50, 3),
+    n(c.latencyMs.p90, 3),
+    n(c.latencyMs.p99, 3),
+    n(c.latencyMs.p999, 3),
+    n(c.proxy?.cpuMsPerRequest, 3),
+    n(c.proxy?.cpuPct, 0),
+    n(c.proxy?.rssMaxMb, 0),
+    n(c.epp?.cpuMsPerRequest, 3),
+    c.generatorCpuPct,
+    c.errors ? `${c.errors} (${(c.firstError ?? '').slice(0, 40)})` : 0,
+  ]);
+}
+
+function profileSection(p: ProfileSummary): string {
+  return [
+    `### ${p.process} (${p.totalMs.toFixed(0)} ms of CPU sampled)`,
+    '',
+    table(['category', 'ms', '%'], p.categories.slice(0, 12).map((c) => [c.name, c.ms.toFixed(0), c.pct.toFixed(1)])),
+    '',
+    'Hottest functions (self time):',
+    '',
+    table(['function', 'where', 'ms', '%'], p.topSelf.slice(0, 15).map((t) => [`\`${t.fn}\``, t.where, t.ms.toFixed(0), t.pct.toFixed(1)])),
+    '',
+    'Router functions by inclusive time:',
+    '',
+    table(['function', 'where', 'self ms', 'total ms', '% of busy'], p.topRouter.slice(0, 15).map((t) => [`\`${t.fn}\``, t.where, t.selfMs.toFixed(0), t.totalMs.toFixed(0), t.pct.toFixed(1)])),
+  ].join('\n');
+}
+
+export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: string }): string {
+  const m = r.meta;
+  const dp = r.dataPath;
+  const cp = r.controlPlane;
+  const out: string[] = [
+    `# mcip-router benchmark, ${m.date}${m.quick ? ' (quick mode: smoke numbers only)' : ''}`,
+    '',
+    `> ${m.caveat}`,
+    '',
+    `Machine: ${m.cpus} CPUs (${m.cpuModel}), node ${m.node}; load average ${m.loadAvgStart.map((l) => l.toFixed(2)).join(' / ')} at start, ${m.loadAvgEnd.map((l) => l.toFixed(2)).join(' / ')} at end. ` +
+      `Router: dist built ${m.distBuiltAt}, git ${m.gitHead}. Wall time ${m.wallS.toFixed(0)} s.`,
+    '',
+    '## Budget',
+    '',
+    table(['', 'item', 'measured', 'budget'], r.budget.map((b) => [b.pass ? '**PASS**' : '**MISS**', b.item, b.measured, b.target])),
+    '',
+    '## Data path',
+    '',
+    `Set-ups: **direct** (generator -> fast EPP), **floor** (generator -> minimal grpc-js pass-through proxy -> EPP), ` +
+      `**router** (generator -> mcip-router, Endpoint mode, 4 candidate pools over 3 clusters with live gRPC health and metrics -> EPP), ` +
+      `**parent** (mcip-router in Parent mode answering itself, no EPP hop). Every server is its own process; the router runs from dist/. ` +
+      `Each exchange is one FULL_DUPLEX_STREAMED ext_proc stream as Envoy drives it: request headers, the JSON body in 1-3 chunks, ` +
+      `wait for the routing answer and the body echo, then response headers and body, wait for their answers, then close the stream ` +
+      `(close mode **${dp.closeMode}**: ${dp.closeMode === 'reset' ? 'half-close + RST_STREAM, as Envoy does' : 'half-close, then wait for the processor\'s OK status'}). ` +
+      `Latency = stream open to the last echoed response byte. ${dp.rounds} round(s) of ${dp.measureMs} ms per cell (after ${dp.warmupMs} ms warm-up), set-ups interleaved; ` +
+      `${dp.connections} HTTP/2 connection(s) from the generator. Fixed-rate cells: ${Object.entries(dp.rateRps).map(([v, r]) => `${r} req/s (${v})`).join(', ')}, ` +
+      'latency from the scheduled start (coordinated omission corrected). CPU per request is utime+stime of the proxy process (/proc) over the window / completed exchanges.',
+    '',
+    `Router signals when measuring: ${Object.entries(dp.routerSignals).map(([id, s]) => `${id}: ${s}`).join('; ') || 'n/a'}.`,
+    '',
+    `![latency distributions](${files.svg})`,
+    '',
+  ];
+  for (const v of dp.variants) {
+    out.push(`### ${v === '2k' ? '~2 KiB' : '~64 KiB'} request body`, '');
+    out.push(
+      table(
+        ['load', 'set-up', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'proxy CPU ms/req', 'proxy CPU %', 'proxy RSS MiB', 'EPP CPU ms/req', 'generator CPU %', 'errors'],
+        cellRows(dp.cells.filter((c) => c.variant === v)),
+      ),
+      '',
+    );
+  }
+  out.push('### Router vs floor and direct', '');
+  out.push(
+    table(
+      ['body', 'load', 'router/floor p50', 'router/floor p99', 'router/floor req/s', 'router-direct p50 ms', 'router-direct p90 ms', 'router-direct p99 ms', 'parent/floor p50', 'parent/floor req/s', 'router/floor CPU per req'],
+      dp.comparisons.map((c) => [
+        c.variant,
+        c.label,
+        n(c.routerOverFloor.p50),
+        n(c.routerOverFloor.p99),
+        n(c.routerOverFloor.throughput),
+        n(c.routerMinusDirect.p50, 3),
+        n(c.routerMinusDirect.p90, 3),
+        n(c.routerMinusDirect.p99, 3),
+        n(c.parentOverFloor.p50),
+        n(c.parentOverFloor.throughput),
+        n(c.cpuPerRequestRatio),
+      ]),
+    ),
+    '',
+  );
+  if ((dp.closeCheck?.cells.length ?? 0) > 0) {
+    out.push(`### Close mode ${dp.closeCheck.mode} (the ~2 KiB, 16-stream cell again, one round)`, '');
+    out.push(
+      'Envoy ends every ext_proc stream with a half-close immediately followed by RST_STREAM. Node\'s HTTP/2 server (nghttp2 1.61 in Node 20) ' +
+        'answers more than 1,000 client resets per connection (then 33/s) with GOAWAY(INTERNAL_ERROR), failing every stream in flight on that connection.',
+      '',
+    );
+    out.push(
+      table(
+        ['set-up', 'close', 'req/s', 'p50 ms', 'p99 ms', 'errors'],
+        dp.closeCheck.cells.map((c) => [c.setup, dp.closeCheck.mode, c.throughput.toFixed(0), n(c.latencyMs.p50, 3), n(c.latencyMs.p99, 3), c.errors ? `${c.errors} (${(c.firstError ?? '').slice(0, 60)})` : 0]),
+      ),
+      '',
+    );
+  }
+  out.push(`### Concurrent open streams (held after the request path, ~2 KiB body)`, '');
+  const mem = dp.routerMemoryAfterLoad;
+  if (mem) {
+    out.push(
+      `Router memory after every load cell (its own admin /metrics): RSS ${n(mem.rssMb, 1)} MiB, V8 heap used ${n(mem.heapUsedMb, 1)} of ${n(mem.heapTotalMb, 1)} MiB, external (Buffers) ${n(mem.externalMb, 1)} MiB.`,
+      '',
+    );
+  }
+  out.push(`Router RSS right after start: ${n(dp.routerIdleRssMb, 1)} MiB${dp.profiled ? ' (profiled run: --cpu-prof inflates RSS and CPU)' : ''}. "fresh": right after start; "after-load": after every load cell above (the heap has grown and V8 keeps it).`, '');
+  out.push(
+    table(
+      ['set-up', 'when', 'streams', 'RSS before MiB', 'RSS held MiB', 'KiB per stream', 'EPP RSS held MiB', 'open time ms'],
+      dp.openStreams.map((o) => [o.setup, o.phase ?? 'after-load', o.streams, n(o.idleRssMb, 1), n(o.heldRssMb, 1), n(o.perStreamKb, 1), n(o.eppHeldRssMb, 1), o.openMs]),
+    ),
+    '',
+  );
+  out.push('## Control plane', '', `![control plane growth](${files.cpSvg})`, '');
+  out.push(
+    'Synthetic ClusterSets over 20 clusters: each HTTPRoute splits 50/50 between a local InferencePool and an InferencePoolImport exported by 8 remote clusters ' +
+      '(one EPP Service per pool). Build = `buildSnapshot` (median after a warm-up build); heap after full GC; change = one HTTPRoute edited, through the real `SnapshotStore` until its listener sees the new snapshot.',
+    '',
+  );
+  out.push(
+    table(
+      ['HTTPRoutes', 'pools', 'imports', 'objects', 'candidates', 'build ms (median)', 'build ms (min-max)', 'snapshot heap MiB', 'input heap MiB', 'change -> serving ms', 'match+pick ns'],
+      cp.build.map((b) => [b.routes, b.pools, b.imports, b.objects, b.candidates, n(b.buildMs.median, 1), `${n(b.buildMs.min, 1)}-${n(b.buildMs.max, 1)}`, n(b.snapshotHeapMb), n(b.inputHeapMb), n(b.changeToServingMs.median, 1), n(b.matchNs, 0)]),
+    ),
+    '',
+    'Manifest reload in a running router (compiled, own process; debounce set to 0, production default 200 ms adds to this): ' +
+      'one HTTPRoute file rewritten, timed until the router logs the new snapshot (it re-reads, parses and decodes all of that cluster\'s files).',
+    '',
+    table(
+      ['HTTPRoutes', 'objects', 'router start ms', 'reload ms (median)', 'reload ms (max)', 'router RSS MiB'],
+      cp.reload.map((p) => [p.routes, p.objects, p.startupMs, n(p.reloadMs.median, 1), n(p.reloadMs.max, 1), n(p.routerRssMb, 1)]),
+    ),
+    '',
+    'Picker per request (`pickWith`, live signals for every candidate; "no signals" is `pick` as the data path calls it without a signal view). Fallback order is built only when a request fails over.',
+    '',
+    table(
+      ['candidates', 'policy', 'ns per pick', 'fallback order ns'],
+      cp.picker.map((p) => [p.candidates, p.policy, n(p.nsPerPick, 0), n(p.fallbacksNs, 0)]),
+    ),
+    '',
+  );
+  if (r.profiles.length > 0) {
+    out.push('## CPU profiles (`--profile`)', '');
+    for (const p of r.profiles) out.push(profileSection(p), '');
+  }
+  return out.join('\n');
+}

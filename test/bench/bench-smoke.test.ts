@@ -1,0 +1,167 @@
+/**
+ * Keeps the benchmark harness from rotting: runs `bench/run.ts --quick` end to
+ * end with tiny durations (real processes: fast EPP, floor proxy, two routers
+ * from dist/, load generator, control-plane runner) and checks the results
+ * file has every set-up and metric with sane values. No timing assertions:
+ * CI machines are small and shared.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadLabel, SETUPS, type BenchResults, type Cell, type LatencySummary } from '../../bench/lib/types.js';
+import { ROOT } from '../../bench/lib/paths.js';
+
+const OPEN_STREAMS = 40;
+const ROUTE_SIZES = [10, 40];
+
+let out: string;
+let results: BenchResults;
+let stdout: string;
+
+beforeAll(() => {
+  out = mkdtempSync(join(tmpdir(), 'mcip-bench-smoke-'));
+  const run = spawnSync(
+    process.execPath,
+    [
+      '--import', 'tsx', join(ROOT, 'bench/run.ts'),
+      // Rebuilds dist/ first when src/ is newer (tolerating type errors from work in progress).
+      '--quick', '--out', out,
+      '--warmup-ms', '20', '--measure-ms', '120',
+      '--open-streams', String(OPEN_STREAMS),
+      '--routes', ROUTE_SIZES.join(','), '--reload-routes', '10',
+    ],
+    { cwd: ROOT, encoding: 'utf8', timeout: 110_000 },
+  );
+  stdout = run.stdout;
+  if (run.status !== 0) throw new Error(`bench exited with ${run.status}\n${run.stderr.slice(-3000)}`);
+  const file = readdirSync(out).find((f) => f.endsWith('-quick.json'));
+  if (!file) throw new Error(`no results file in ${out}`);
+  results = JSON.parse(readFileSync(join(out, file), 'utf8')) as BenchResults;
+}, 120_000);
+
+afterAll(() => {
+  if (out) rmSync(out, { recursive: true, force: true });
+});
+
+const positive = (v: number): void => {
+  expect(Number.isFinite(v), String(v)).toBe(true);
+  expect(v).toBeGreaterThan(0);
+};
+const nonNegative = (v: number): void => {
+  expect(Number.isFinite(v), String(v)).toBe(true);
+  expect(v).toBeGreaterThanOrEqual(0);
+};
+
+function saneLatency(l: LatencySummary): void {
+  for (const v of [l.p50, l.p90, l.p99, l.p999, l.max, l.mean]) positive(v);
+  expect(l.p50).toBeLessThanOrEqual(l.p90);
+  expect(l.p90).toBeLessThanOrEqual(l.p99);
+  expect(l.p99).toBeLessThanOrEqual(l.p999);
+  expect(l.p999).toBeLessThanOrEqual(l.max);
+}
+
+describe('npm run bench -- --quick', () => {
+  it('measures every set-up at every load, with latency, throughput, CPU and RSS', () => {
+    const dp = results.dataPath;
+    expect([...dp.setups]).toEqual([...SETUPS]);
+    const labels2k = [...dp.cells.filter((c) => c.variant === '2k' && c.setup === 'router').map((c) => c.label)];
+    expect(labels2k).toEqual(['c=1', 'c=16', 'c=64', 'c=256', loadLabel({ kind: 'rate', rps: dp.rateRps['2k']! })]);
+    positive(dp.rateRps['2k']!);
+    for (const setup of SETUPS) {
+      for (const variant of ['2k', '64k'] as const) {
+        const cells = dp.cells.filter((c) => c.setup === setup && c.variant === variant);
+        expect(cells.length, `${setup} ${variant}`).toBeGreaterThanOrEqual(variant === '2k' ? 5 : 2);
+        for (const c of cells) checkCell(c);
+      }
+      // CPU is sampled in 10 ms ticks: one tiny window may read 0, the set-up as a whole may not.
+      const cpu = dp.cells.filter((c) => c.setup === setup).reduce((a, c) => a + (c.proxy?.cpuMs ?? c.epp?.cpuMs ?? 0), 0);
+      positive(cpu);
+    }
+  });
+
+  it('compares router with floor and direct, and checks the other close mode', () => {
+    const dp = results.dataPath;
+    for (const label of ['c=1', 'c=16', 'c=64', 'c=256']) {
+      const cmp = dp.comparisons.find((c) => c.variant === '2k' && c.label === label);
+      expect(cmp, label).toBeDefined();
+      positive(cmp!.routerOverFloor.p50);
+      positive(cmp!.routerOverFloor.throughput);
+      positive(cmp!.parentOverFloor.p50);
+      for (const v of [cmp!.routerMinusDirect.p50, cmp!.routerMinusDirect.p90, cmp!.routerMinusDirect.p99]) expect(Number.isFinite(v)).toBe(true);
+    }
+    expect(dp.closeCheck.mode).not.toBe(dp.closeMode);
+    expect(dp.closeCheck.cells.map((c) => c.setup)).toEqual([...SETUPS]);
+    positive(dp.routerIdleRssMb);
+    expect(Object.keys(dp.routerSignals)).toHaveLength(4);
+  });
+
+  it('holds concurrent open streams and reports RSS', () => {
+    const open = results.dataPath.openStreams;
+    expect(open.filter((o) => o.phase === 'fresh').map((o) => o.setup)).toEqual(['router', 'floor', 'direct']);
+    expect(open.filter((o) => o.phase === 'after-load').map((o) => o.setup)).toEqual(['router']);
+    for (const o of open) {
+      expect(o.streams).toBe(OPEN_STREAMS);
+      positive(o.idleRssMb);
+      positive(o.heldRssMb);
+      positive(o.eppHeldRssMb);
+      expect(Number.isFinite(o.perStreamKb)).toBe(true);
+    }
+  });
+
+  it('measures the control plane: build, memory, change-to-serving, picker, reload', () => {
+    const cp = results.controlPlane;
+    expect(cp.build.map((b) => b.routes)).toEqual(ROUTE_SIZES);
+    for (const b of cp.build) {
+      expect(b.clusters).toBe(20);
+      expect(b.pools + b.imports).toBe(b.routes * 10);
+      positive(b.candidates);
+      positive(b.buildMs.median);
+      expect(b.buildMs.min).toBeLessThanOrEqual(b.buildMs.max);
+      expect(Number.isFinite(b.snapshotHeapMb)).toBe(true);
+      positive(b.changeToServingMs.median);
+      positive(b.matchNs);
+    }
+    expect([...new Set(cp.picker.map((p) => p.candidates))]).toEqual([2, 10, 100]);
+    for (const p of cp.picker) positive(p.nsPerPick);
+    expect(cp.reload).toHaveLength(1);
+    positive(cp.reload[0]!.startupMs);
+    positive(cp.reload[0]!.reloadMs.median);
+    positive(cp.reload[0]!.routerRssMb);
+  });
+
+  it('checks the budget and writes the summary and charts', () => {
+    const items = results.budget.map((b) => b.item);
+    expect(items.some((i) => i.includes('router p50 / floor p50') && i.includes('16 streams'))).toBe(true);
+    expect(items.some((i) => i.includes('added latency over direct (p99)'))).toBe(true);
+    expect(items.some((i) => i.includes('RSS'))).toBe(true);
+    expect(items.some((i) => i.includes('snapshot rebuild'))).toBe(true);
+    expect(items.some((i) => i.includes('picker'))).toBe(true);
+    for (const b of results.budget) expect(typeof b.pass).toBe('boolean');
+    expect(stdout).toMatch(/^(PASS|MISS) {2}router p50 \/ floor p50/m);
+    const files = readdirSync(out);
+    for (const suffix of ['-quick.md', '-quick.svg', '-quick-control-plane.svg']) expect(files.some((f) => f.endsWith(suffix)), suffix).toBe(true);
+    const svg = readFileSync(join(out, files.find((f) => f.endsWith('-quick.svg'))!), 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(results.meta.quick).toBe(true);
+  });
+});
+
+function checkCell(c: Cell): void {
+  const what = `${c.setup} ${c.variant} ${c.label}`;
+  expect(c.requests, what).toBeGreaterThan(0);
+  positive(c.throughput);
+  positive(c.durationS);
+  saneLatency(c.latencyMs);
+  expect(c.histogram.length).toBeGreaterThan(0);
+  nonNegative(c.generatorCpuPct);
+  if (c.setup === 'direct') expect(c.proxy).toBeUndefined();
+  else {
+    nonNegative(c.proxy!.cpuMs);
+    nonNegative(c.proxy!.cpuMsPerRequest);
+    positive(c.proxy!.rssMaxMb);
+  }
+  if (c.setup !== 'parent') positive(c.epp!.rssMaxMb);
+}
