@@ -87,7 +87,9 @@ describe('failover before anything reached Envoy', () => {
   });
 
   it('EPP stops reading mid-body (large full-duplex body never completes) -> per-attempt timeout -> the next candidate', async () => {
-    await start({ eppA: { stallReads: true }, attemptTimeoutMs: 300 });
+    // The timeout also bounds each wait for the healthy EPP to accept more of the 6 MiB body:
+    // generous enough for a loaded CI machine, far below what a stalled EPP would take.
+    await start({ eppA: { stallReads: true }, attemptTimeoutMs: 1500 });
     const big = jsonBody(6 * 1024 * 1024);
     const started = Date.now();
     const results = await runSplit(4, { body: big, frame: 64 * 1024 });
