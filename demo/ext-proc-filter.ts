@@ -12,12 +12,12 @@
  *
  * The HTTP side of the request (client and upstream) is its FilterTarget.
  */
-import type { Client } from '@grpc/grpc-js';
 import type { ImmediateResponse, ProcessingResponse } from '../src/protocol/codec.js';
 import { BodySendMode, DESTINATION_ENDPOINT_SERVED_KEY, LB_METADATA_NAMESPACE } from '../src/protocol/constants.js';
 import { fromStruct, toStruct, type JsonObject } from '../src/protocol/struct.js';
 import { applyMutation, toHeaderValues, type HeaderList } from './envoy-headers.js';
 import { ExtProcStream, type StreamEvent } from './ext-proc-stream.js';
+import type { RouterConnections } from './router-connections.js';
 
 /** What the filter has the HTTP side of the request do. */
 export interface FilterTarget {
@@ -57,10 +57,10 @@ export class ExtProcFilter {
   private bypass = false;
 
   constructor(
-    client: Client,
+    connections: RouterConnections,
     private readonly target: FilterTarget,
   ) {
-    this.stream = new ExtProcStream(client);
+    this.stream = new ExtProcStream(connections);
   }
 
   /** The first message (it opens the exchange): `headers` is the list the processor's mutation is then applied to. */

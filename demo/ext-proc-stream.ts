@@ -1,14 +1,15 @@
 /**
  * One ext_proc stream (envoy.service.ext_proc.v3.ExternalProcessor/Process)
  * from the front door to mcip-router, as Envoy opens one per HTTP request on
- * its connection to the processor: ProcessingRequests go out; the
- * ProcessingResponses and the way the stream ended come back as one ordered
- * sequence of events.
+ * its connection to the processor (router-connections.ts rotates connections
+ * like envoy.yaml): ProcessingRequests go out; the ProcessingResponses and the
+ * way the stream ended come back as one ordered sequence of events.
  */
-import { Client, status as GrpcStatus, type ClientDuplexStream, type StatusObject } from '@grpc/grpc-js';
+import { status as GrpcStatus, type ClientDuplexStream, type StatusObject } from '@grpc/grpc-js';
 import { decodeResponse, encodeRequest, type Init, type ProcessingRequest, type ProcessingResponse } from '../src/protocol/codec.js';
 import { EXT_PROC_PROCESS_PATH } from '../src/protocol/constants.js';
 import { AsyncQueue } from './async-queue.js';
+import type { ConnectionLease, RouterConnections } from './router-connections.js';
 
 export type StreamEvent =
   | { kind: 'message'; message: ProcessingResponse }
@@ -21,14 +22,17 @@ const identity = (b: Buffer): Buffer => b;
 
 export class ExtProcStream implements AsyncIterable<StreamEvent> {
   private readonly call: ClientDuplexStream<Buffer, Buffer>;
+  /** The connection the stream runs on, released when the stream is closed. */
+  private readonly connection: ConnectionLease;
   /** Ends only through close(): after closed-ok or error nothing more arrives anyway. */
   private readonly events = new AsyncQueue<StreamEvent>();
   /** The stream has its final status: nothing can be sent any more. */
   private ended = false;
   private closed = false;
 
-  constructor(client: Client) {
-    const call = client.makeBidiStreamRequest(EXT_PROC_PROCESS_PATH, identity, identity);
+  constructor(connections: RouterConnections) {
+    this.connection = connections.lease();
+    const call = this.connection.client.makeBidiStreamRequest(EXT_PROC_PROCESS_PATH, identity, identity);
     this.call = call;
     call.on('data', (buf: Buffer) => {
       let message: ProcessingResponse;
@@ -57,7 +61,7 @@ export class ExtProcStream implements AsyncIterable<StreamEvent> {
     return this.events[Symbol.asyncIterator]();
   }
 
-  /** The request is done: half-close then reset the stream (as Envoy does) and end the events. */
+  /** The request is done: half-close then reset the stream (as Envoy does), end the events, release the connection. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -66,5 +70,6 @@ export class ExtProcStream implements AsyncIterable<StreamEvent> {
       this.call.cancel();
     }
     this.events.end();
+    this.connection.release();
   }
 }

@@ -29,14 +29,16 @@
  * Where: this file is the listener and the connections it shares;
  * request-exchange.ts is one request; ext-proc-filter.ts the ext_proc state
  * machine (ext-proc-stream.ts its gRPC stream); upstream.ts the ORIGINAL_DST
- * routing and proxying; envoy-headers.ts header lists and mutation rules.
+ * routing and proxying; envoy-headers.ts header lists and mutation rules;
+ * router-connections.ts the connections to the router, rotated every 500
+ * streams like envoy.yaml's max_requests_per_connection.
  */
 import { createServer, type Server } from 'node:http';
-import { Client, credentials } from '@grpc/grpc-js';
 import { Agent } from 'undici';
 import { listen } from './layout.js';
 import { RequestExchange } from './request-exchange.js';
 import type { RequestRecord } from './request-record.js';
+import { MAX_REQUESTS_PER_CONNECTION, RouterConnections } from './router-connections.js';
 import { raceTimeout } from './timing.js';
 
 export interface FrontDoorOptions {
@@ -44,27 +46,31 @@ export interface FrontDoorOptions {
   /** mcip-router's ext_proc address, host:port. */
   readonly extProc: string;
   readonly onRequest: (r: RequestRecord) => void;
+  /** ext_proc streams per connection to the router (default 500, as envoy.yaml). */
+  readonly maxRequestsPerConnection?: number;
 }
 
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export class FrontDoor {
   private server: Server | undefined;
-  private readonly client: Client;
+  private readonly connections: RouterConnections;
   private readonly agent = new Agent({ keepAliveTimeout: 4000, connect: { timeout: 2000 } });
   private readonly active = new Set<Promise<void>>();
 
   constructor(private readonly opts: FrontDoorOptions) {
-    // One HTTP/2 connection to the router, shared by every stream (as Envoy's mcip_router cluster).
-    this.client = new Client(opts.extProc, credentials.createInsecure(), {
-      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    });
+    // HTTP/2 connections to the router as Envoy's mcip_router cluster has them: streams share
+    // one, which is replaced every 500 streams (Node's HTTP/2 rapid-reset limit, envoy/README.md).
+    this.connections = new RouterConnections(
+      opts.extProc,
+      { 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES },
+      opts.maxRequestsPerConnection ?? MAX_REQUESTS_PER_CONNECTION,
+    );
   }
 
   async start(): Promise<void> {
     const server = createServer((req, res) => {
-      const p = new RequestExchange(req, res, this.client, this.agent, this.opts.onRequest).run();
+      const p = new RequestExchange(req, res, this.connections, this.agent, this.opts.onRequest).run();
       this.active.add(p);
       void p.finally(() => this.active.delete(p));
     });
@@ -83,7 +89,7 @@ export class FrontDoor {
       server.closeAllConnections();
       await closed;
     }
-    this.client.close();
+    this.connections.close();
     await this.agent.close();
   }
 }

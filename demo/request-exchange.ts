@@ -7,13 +7,13 @@
  * reset), and reports the outcome once.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Client } from '@grpc/grpc-js';
 import type { Agent } from 'undici';
 import { DESTINATION_ENDPOINT_HEADER } from '../src/protocol/constants.js';
 import { AsyncQueue, chunksMarkingLast } from './async-queue.js';
 import { clientRequestHeaders, headerOf, toHeaderObject, type HeaderList } from './envoy-headers.js';
 import { ExtProcFilter, type FilterTarget } from './ext-proc-filter.js';
 import { CLUSTER_HEADER, immediateResponseDetail, LOAD_HEADER, POD_HEADER, type RequestRecord } from './request-record.js';
+import type { RouterConnections } from './router-connections.js';
 import { originalDstHost, sendUpstream, type UpstreamResponse } from './upstream.js';
 
 export class RequestExchange implements FilterTarget {
@@ -44,7 +44,7 @@ export class RequestExchange implements FilterTarget {
   constructor(
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
-    client: Client,
+    connections: RouterConnections,
     private readonly agent: Agent,
     private readonly onRequest: (r: RequestRecord) => void,
   ) {
@@ -56,7 +56,7 @@ export class RequestExchange implements FilterTarget {
     res.on('close', () => {
       if (!this.finished) this.finish(499, 'client disconnected');
     });
-    this.filter = new ExtProcFilter(client, this);
+    this.filter = new ExtProcFilter(connections, this);
   }
 
   /** Resolves once the request is finished (answered, reset or abandoned by the client). */

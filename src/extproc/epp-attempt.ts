@@ -18,6 +18,14 @@
  * pauseEpp() while Envoy's side is backed up. Whatever this attempt paused it
  * resumes when it ends, so the next attempt or the router's own answers start
  * from a flowing stream.
+ *
+ * Ending it: dispose() cancels the call (RST_STREAM to the EPP). release() is
+ * for a finished exchange that both sides half-closed (Envoy resets every
+ * stream right after its half-close, see EppRelay.dispose()): the EPP is
+ * ending the call itself, so it is left to, and cancelled only if it has not
+ * ended within the grace period. Cancelling it would cost CPU and send the EPP
+ * an RST_STREAM per request, which trips Node's HTTP/2 rapid-reset limit
+ * (1,000 per connection, then GOAWAY) on any Node-based EPP.
  */
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { FailureReason } from '../signals/types.js';
@@ -41,7 +49,11 @@ export interface AttemptSettings {
   readonly observer: DataPathObserver;
   /** 0 = no per-attempt timeout. */
   readonly attemptTimeoutMs: number;
+  /** release(): how long a half-closed call is left to end on its own before it is cancelled (default 5000). */
+  readonly releaseGraceMs?: number;
 }
+
+export const DEFAULT_RELEASE_GRACE_MS = 5000;
 
 export class EppAttempt {
   private call: EppCall | undefined;
@@ -54,6 +66,8 @@ export class EppAttempt {
   private timer: NodeJS.Timeout | undefined;
   /** Runs while the call does not drain, until the EPP's first message. */
   private stallTimer: NodeJS.Timeout | undefined;
+  /** After release(): cancels the call if the EPP has not ended it by then. */
+  private graceTimer: NodeJS.Timeout | undefined;
   private armed = false;
   private answered = false;
   private readonly startedAt = performance.now();
@@ -113,6 +127,30 @@ export class EppAttempt {
     this.call?.cancel();
   }
 
+  /**
+   * Ends the attempt without a report, like dispose(), but when the call is open
+   * and already half-closed (endInput()) it is not cancelled: it is read to its
+   * end (nothing more reaches the owner), so the EPP ends it with its status and
+   * no RST_STREAM is sent. Cancelled after `releaseGraceMs` if the EPP has not
+   * ended it by then. A call not half-closed (or not open) is cancelled at once.
+   */
+  release(): void {
+    if (this.done) return;
+    const call = this.call;
+    if (call === undefined || !this.inputEnded) {
+      this.dispose();
+      return;
+    }
+    this.finish();
+    call.resume(); // read to the end even if the owner had paused it
+    const ms = this.settings.releaseGraceMs ?? DEFAULT_RELEASE_GRACE_MS;
+    this.graceTimer = setTimeout(() => {
+      this.graceTimer = undefined;
+      call.cancel();
+    }, ms);
+    this.graceTimer.unref();
+  }
+
   private opened(): void {
     if (this.done) return;
     let call: EppCall;
@@ -166,12 +204,14 @@ export class EppAttempt {
   };
 
   private readonly onEnd = (): void => {
+    this.clearGraceTimer();
     if (this.done) return;
     this.finish();
     this.owner.onEppEnd(this);
   };
 
   private readonly onError = (err: ServiceError): void => {
+    this.clearGraceTimer();
     this.failed(classify(err, this.answered), err);
   };
 
@@ -195,6 +235,12 @@ export class EppAttempt {
     if (this.timer === undefined) return;
     clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  private clearGraceTimer(): void {
+    if (this.graceTimer === undefined) return;
+    clearTimeout(this.graceTimer);
+    this.graceTimer = undefined;
   }
 
   private clearStallTimer(): void {

@@ -96,11 +96,24 @@ export class EppRelay implements Processor, AttemptOwner {
     else this.attempt?.endInput();
   }
 
+  /**
+   * Envoy ends every stream with a half-close immediately followed by a reset,
+   * finished or not, so the stream is disposed on that reset. If Envoy
+   * half-closed first and the EPP had answered everything (or ended processing
+   * with an immediate response), the EPP call was half-closed too and the EPP
+   * is ending it: it is released (left to end, cancelled only after a grace
+   * period). Otherwise (a reset before the half-close, or work still pending:
+   * the client really went away) the call is cancelled at once.
+   */
   dispose(): void {
     if (this.done) return;
     this.done = true;
     this.replay = undefined;
-    this.attempt?.dispose();
+    const a = this.attempt;
+    if (a !== undefined) {
+      if (this.envoyEnded && (this.exchange.immediate || !this.exchange.pendingWork)) a.release();
+      else a.dispose();
+    }
     this.responder?.dispose();
   }
 

@@ -9,6 +9,8 @@ import { Server, ServerCredentials, status as GrpcStatus, type ServerDuplexStrea
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FrontDoor } from '../../demo/front-door.js';
+import { MAX_REQUESTS_PER_CONNECTION } from '../../demo/router-connections.js';
+import { routerMaxRequestsPerConnection } from '../envoy/config-fixtures.js';
 import { portIsFree } from '../../demo/layout.js';
 import type { RequestRecord } from '../../demo/request-record.js';
 import { decodeRequest, encodeResponse, headerValue, type ProcessingRequest } from '../../src/protocol/codec.js';
@@ -20,6 +22,8 @@ type Script = (msg: ProcessingRequest, call: ServerDuplexStream<Buffer, Buffer>,
 
 let script: Script = () => undefined;
 const streams: ProcessingRequest[][] = [];
+/** The client address (ip:port, so its connection) of every stream, in order. */
+const peers: string[] = [];
 let grpcServer: Server;
 let extProc: string;
 let upstream: HttpServer;
@@ -64,6 +68,7 @@ beforeAll(async () => {
     Process: (call: ServerDuplexStream<Buffer, Buffer>) => {
       const seen: ProcessingRequest[] = [];
       streams.push(seen);
+      peers.push(call.getPeer());
       call.on('data', (b: Buffer) => {
         const msg = decodeRequest(b);
         seen.push(msg);
@@ -106,12 +111,17 @@ afterAll(async () => {
 
 afterEach(() => {
   streams.length = 0;
+  peers.length = 0;
   upstreamSeen.length = 0;
   records.length = 0;
 });
 
-async function post(body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
-  const res = await request(`http://127.0.0.1:${frontPort}/v1/completions`, {
+async function post(
+  body: string,
+  headers: Record<string, string> = {},
+  port = frontPort,
+): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
+  const res = await request(`http://127.0.0.1:${port}/v1/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body,
@@ -250,4 +260,47 @@ describe('demo front door (Envoy stand-in)', () => {
     expect(seen[0]!.request_headers!.end_of_stream).toBe(true);
     expect(seen.some((m) => m.request === 'request_body')).toBe(false);
   });
+});
+
+describe('demo front door: connections to the router, as envoy.yaml', () => {
+  /** Streams per connection, in the order the connections were first used. */
+  const perConnection = (): number[] => {
+    const counts = new Map<string, number>();
+    for (const p of peers) counts.set(p, (counts.get(p) ?? 0) + 1);
+    return [...counts.values()];
+  };
+
+  it("rotates every max_requests_per_connection streams, envoy.yaml's value (Node's HTTP/2 rapid-reset limit)", async () => {
+    expect(MAX_REQUESTS_PER_CONNECTION).toBe(routerMaxRequestsPerConnection('envoy.yaml'));
+    const port = await freePort();
+    const fd = new FrontDoor({ port, extProc, onRequest: () => undefined, maxRequestsPerConnection: 5 });
+    await fd.start();
+    try {
+      script = echoTo(upstreamAddress);
+      for (let i = 0; i < 12; i++) expect((await post('{"model":"m"}', {}, port)).status).toBe(200);
+      const rs = await Promise.all(Array.from({ length: 8 }, () => post('{"model":"m"}', {}, port)));
+      expect(rs.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect(perConnection()).toEqual([5, 5, 5, 5]);
+    } finally {
+      await fd.stop(500);
+    }
+  });
+
+  it('serves well past 1,000 requests without a failure (each ends with a half-close and RST_STREAM)', async () => {
+    script = echoTo(upstreamAddress);
+    const total = 2 * MAX_REQUESTS_PER_CONNECTION + 200;
+    let next = 0;
+    const statuses = new Map<number, number>();
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < total) {
+          next++;
+          const { status } = await post('{"model":"m"}');
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }
+      }),
+    );
+    expect(Object.fromEntries(statuses)).toEqual({ 200: total });
+    expect(perConnection().every((n) => n <= MAX_REQUESTS_PER_CONNECTION)).toBe(true);
+  }, 60_000);
 });

@@ -74,3 +74,15 @@ export function errorsAfter(change: (doc: Tree) => void, file = 'envoy.yaml'): s
   change(doc);
   return validateEnvoyConfig(doc).map(formatError);
 }
+
+/**
+ * The router cluster's max_requests_per_connection in a shipped config: how many ext_proc
+ * streams Envoy sends over one connection to the router before opening a new one (the
+ * data-path tests and the demo's front door rotate connections the same way).
+ */
+export function routerMaxRequestsPerConnection(file = 'envoy.yaml'): number {
+  const opts = cluster(loadConfig(file), 'mcip_router').typed_extension_protocol_options[HTTP_OPTIONS_TYPE];
+  const n: unknown = opts?.common_http_protocol_options?.max_requests_per_connection;
+  if (typeof n !== 'number') throw new Error(`${file}: mcip_router has no max_requests_per_connection`);
+  return n;
+}

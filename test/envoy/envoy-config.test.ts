@@ -22,6 +22,7 @@ import {
   loadConfig,
   rename,
   route,
+  routerMaxRequestsPerConnection,
   type Tree,
 } from './config-fixtures.js';
 import { formatError, validateEnvoyFile } from './validate-envoy-config.js';
@@ -94,6 +95,15 @@ describe('shipped Envoy configs', () => {
     // Envoy's own readiness follows the router's health.
     const hc = hcm(doc).http_filters[filterIndex(doc, HEALTH_CHECK_TYPE)].typed_config;
     expect(hc.cluster_min_healthy_percentages.mcip_router).toEqual({ value: 100 });
+  });
+
+  it.each(envoyFiles())('%s rotates router connections before Node 20\'s HTTP/2 rapid-reset limit (1000 RST_STREAM per connection)', (file) => {
+    // Envoy resets every ext_proc stream when it is done; past ~1000 resets on one connection
+    // Node's HTTP/2 server sends GOAWAY and fails every stream on it (envoy/README.md).
+    const max = routerMaxRequestsPerConnection(file);
+    expect(Number.isInteger(max)).toBe(true);
+    expect(max).toBeGreaterThan(0);
+    expect(max).toBeLessThan(1000);
   });
 
   it('envoy.yaml reaches the router on 127.0.0.1:9002 and model servers over plain HTTP', () => {

@@ -31,13 +31,14 @@ class Owner implements AttemptOwner {
   }
 }
 
-function setup(timeoutMs = 0) {
+function setup(timeoutMs = 0, releaseGraceMs?: number) {
   const envoy = new FakeEnvoy();
   const pool = new FakePool();
   const owner = new Owner();
   const observer = new RecordingObserver();
   const replayed = [Buffer.from('h'), Buffer.from('b')];
-  const attempt = new EppAttempt(envoy, candidate, { pool: pool.asPool(), observer, attemptTimeoutMs: timeoutMs }, owner, replayed);
+  const settings = { pool: pool.asPool(), observer, attemptTimeoutMs: timeoutMs, ...(releaseGraceMs === undefined ? {} : { releaseGraceMs }) };
+  const attempt = new EppAttempt(envoy, candidate, settings, owner, replayed);
   return { envoy, pool, owner, observer, attempt, call: new FakeEppCall() };
 }
 
@@ -116,6 +117,64 @@ describe('EppAttempt', () => {
     attempt.dispose();
     expect(call.cancelled).toBe(true);
     expect(owner.events).toEqual([]);
+  });
+
+  describe('release (Envoy reset a stream it had half-closed)', () => {
+    it('a half-closed call is read to its end by the EPP, not cancelled; nothing more reaches the owner', async () => {
+      const { pool, owner, observer, attempt, call } = setup(0, 30);
+      await pool.complete(call);
+      attempt.endInput();
+      attempt.pauseEpp();
+      expect(call.paused).toBe(true);
+      attempt.release();
+      expect(call.paused).toBe(false); // reading on, so the EPP's end arrives
+      expect(call.cancelled).toBe(false);
+      expect(observer.eppStreams).toEqual(['cluster-a']);
+      call.reply(Buffer.from('late'));
+      call.status(GrpcStatus.OK);
+      await new Promise((r) => setTimeout(r, 60)); // past the grace period: its timer was cleared
+      expect(call.cancelled).toBe(false);
+      expect(owner.events).toEqual([]);
+    });
+
+    it('a call the EPP does not end within the grace period is cancelled then', async () => {
+      const { pool, owner, attempt, call } = setup(0, 30);
+      await pool.complete(call);
+      attempt.endInput();
+      attempt.release();
+      await new Promise((r) => setTimeout(r, 10));
+      expect(call.cancelled).toBe(false);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(call.cancelled).toBe(true);
+      expect(owner.events).toEqual([]);
+    });
+
+    it('an EPP failing the released call just ends it (no report, no cancel)', async () => {
+      const { pool, owner, attempt, call } = setup(0, 30);
+      await pool.complete(call);
+      attempt.endInput();
+      attempt.release();
+      call.status(GrpcStatus.UNAVAILABLE, 'gone');
+      await new Promise((r) => setTimeout(r, 60));
+      expect(call.cancelled).toBe(false);
+      expect(owner.events).toEqual([]);
+    });
+
+    it('a call not half-closed is cancelled at once, like dispose(); before it opens, none starts', async () => {
+      {
+        const { pool, attempt, call } = setup(0, 30);
+        await pool.complete(call);
+        attempt.release();
+        expect(call.cancelled).toBe(true);
+      }
+      {
+        const { pool, attempt, call } = setup(0, 30);
+        attempt.endInput();
+        attempt.release();
+        await pool.complete(call);
+        expect(pool.opened).toHaveLength(0);
+      }
+    });
   });
 
   it('classify: refused / unreachable before any answer is connect, anything else stream', () => {

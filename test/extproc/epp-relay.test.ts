@@ -124,6 +124,61 @@ describe('EppRelay: relaying', () => {
     }
   });
 
+  describe("Envoy's close (half-close, then reset) and the EPP call", () => {
+    /** A full-duplex exchange the EPP answered completely: headers, echo, response headers. */
+    async function answered() {
+      const fx = setup();
+      const { pool, relay, call } = fx;
+      relay.requestHeaders(headersMsg(), false);
+      relay.requestBody(bodyMsg('request_body', 'x', true), true);
+      await pool.complete(call);
+      call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+      call.reply(streamedBody('request_body', Buffer.from('x'), true));
+      relay.responseHeaders(responseHeadersMsg(true), true);
+      call.reply(encodeResponse({ response_headers: {} }));
+      return fx;
+    }
+
+    it('reset after the half-close of a finished exchange: the call is left to the EPP to end, not cancelled', async () => {
+      const { envoy, relay, call } = await answered();
+      relay.endOfInput();
+      expect(call.ended).toBe(true);
+      relay.dispose();
+      expect(call.cancelled).toBe(false);
+      call.status(GrpcStatus.OK); // the EPP ends it: nothing more reaches Envoy
+      expect(envoy.finished).toBeUndefined();
+      expect(envoy.kinds()).toEqual(['request_headers', 'request_body', 'response_headers']);
+    });
+
+    it('after an immediate response, the reset after the half-close leaves the call to the EPP too', async () => {
+      const { pool, relay, call } = setup();
+      relay.requestHeaders(headersMsg(), false);
+      relay.requestBody(bodyMsg('request_body', 'x', true), true);
+      await pool.complete(call);
+      call.reply(immediateResponse({ status: 400, body: 'bad' }));
+      relay.endOfInput();
+      relay.dispose();
+      expect(call.cancelled).toBe(false);
+    });
+
+    it('reset before any half-close (the client went away): the call is cancelled at once', async () => {
+      const { relay, call } = await answered();
+      relay.dispose();
+      expect(call.cancelled).toBe(true);
+    });
+
+    it('half-close and reset with work pending (the EPP had not answered): the call is cancelled at once', async () => {
+      const { pool, relay, call } = setup();
+      relay.requestHeaders(headersMsg(), false);
+      relay.requestBody(bodyMsg('request_body', 'x', false), false);
+      await pool.complete(call);
+      relay.endOfInput();
+      expect(call.ended).toBe(true);
+      relay.dispose();
+      expect(call.cancelled).toBe(true);
+    });
+  });
+
   it('Envoy half-close before the call opens half-closes it once open', async () => {
     const { pool, relay, call } = setup();
     relay.requestHeaders(headersMsg({ eos: true }), true);

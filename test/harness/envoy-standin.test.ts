@@ -173,6 +173,22 @@ describe('envoy stand-in against the simulated EPP', () => {
     expect(epp.counters.openStreams).toBe(0);
   });
 
+  it("maxRequestsPerConnection (Envoy's max_requests_per_connection): a new connection every N streams", async () => {
+    const rotating = createEnvoyStandin(epp.address, { maxRequestsPerConnection: 4 });
+    try {
+      for (let i = 0; i < 6; i++) expect((await rotating.run({ authority: 'a', path: '/', body: '{}' })).outcome).toBe('forwarded');
+      const rs = await Promise.all(Array.from({ length: 6 }, () => rotating.run({ authority: 'a', path: '/', body: '{}' })));
+      expect(rs.every((r) => r.outcome === 'forwarded')).toBe(true);
+      expect(rotating.connectionsOpened).toBe(3);
+      const peers = epp.streams.slice(-12).map((r) => r.peer);
+      const perConnection = [...new Set(peers)].map((p) => peers.filter((q) => q === p).length);
+      expect(perConnection).toEqual([4, 4, 4]);
+      await settled();
+    } finally {
+      rotating.close();
+    }
+  });
+
   it('forwards metadata_context, attributes and gRPC metadata as Envoy does', async () => {
     const r = await envoy.run(
       { authority: 'a', path: '/', body: '{}' },

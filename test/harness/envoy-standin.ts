@@ -88,10 +88,72 @@ export function createEnvoyStandin(target: string, copts: StandinClientOptions =
     ...(copts.tls?.serverName ? { 'grpc.ssl_target_name_override': copts.tls.serverName } : {}),
     ...copts.channelOptions,
   };
-  const client = new ExternalProcessorClient(target, creds, options);
+  const every = copts.maxRequestsPerConnection;
+  if (every === undefined) {
+    const client = new ExternalProcessorClient(target, creds, options);
+    return {
+      run: (req, opts = {}) => runOnClient(client, req, opts),
+      close: () => client.close(),
+    };
+  }
+  if (!Number.isInteger(every) || every < 1) throw new Error(`maxRequestsPerConnection must be a positive integer, got ${every}`);
+  return rotatingStandin(() => new ExternalProcessorClient(target, creds, { ...options, 'grpc.use_local_subchannel_pool': 1 }), every);
+}
+
+/** One HTTP/2 connection of a rotating stand-in: its channel, streams started on it, streams still open. */
+interface Connection {
+  readonly client: grpc.Client;
+  started: number;
+  inFlight: number;
+  draining: boolean;
+}
+
+/**
+ * Envoy's `max_requests_per_connection` on the processor cluster: after `every` streams a
+ * connection takes no new ones (drains) and closes once its open streams are done; the next
+ * stream opens a new connection. Each channel has its own subchannel pool, so a new channel
+ * really is a new connection (grpc-js shares subchannels between equal channels otherwise).
+ */
+function rotatingStandin(newClient: () => grpc.Client, every: number): EnvoyStandin {
+  let current: Connection | undefined;
+  const open = new Set<Connection>();
+  let connections = 0;
+  const retire = (c: Connection): void => {
+    c.draining = true;
+    if (c.inFlight === 0) {
+      open.delete(c);
+      c.client.close();
+    }
+  };
+  const acquire = (): Connection => {
+    if (current === undefined || current.started >= every) {
+      if (current) retire(current);
+      current = { client: newClient(), started: 0, inFlight: 0, draining: false };
+      open.add(current);
+      connections++;
+    }
+    current.started++;
+    current.inFlight++;
+    return current;
+  };
   return {
-    run: (req, opts = {}) => runOnClient(client, req, opts),
-    close: () => client.close(),
+    async run(req, opts = {}) {
+      const c = acquire();
+      try {
+        return await runOnClient(c.client, req, opts);
+      } finally {
+        c.inFlight--;
+        if (c.draining && c.inFlight === 0) retire(c);
+      }
+    },
+    close() {
+      for (const c of open) c.client.close();
+      open.clear();
+      current = undefined;
+    },
+    get connectionsOpened() {
+      return connections;
+    },
   };
 }
 

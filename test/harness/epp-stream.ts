@@ -1,6 +1,7 @@
 // One ext_proc stream of the simulated EPP, answering like a GIE Endpoint Picker:
 // in FULL_DUPLEX_STREAMED it holds the headers response until the body is complete, picks,
 // answers headers with the destination, then echoes the body as streamed_response.
+import * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { fromPbHeaderMap, type HeaderList } from './headers.js';
 import {
@@ -47,12 +48,40 @@ export type PickResult = string | string[] | { immediate: ImmediateSpec } | unde
 
 export interface StreamRecord {
   id: number;
+  /** The client's address (ip:port): streams of one connection share it. */
+  peer: string;
   grpcMetadata: Record<string, unknown>;
   received: PbProcessingRequest[];
   sent: PbProcessingResponse[];
   destination?: string;
   servedEndpoint?: string;
   closed: boolean;
+  /** How the stream ended (see StreamEnd), once both its gRPC call and its HTTP/2 stream closed. */
+  end?: StreamEnd;
+}
+
+/**
+ * How a stream ended:
+ * - 'ok': the EPP ended it with status OK and the client never reset it;
+ * - 'cancelled': the client cancelled it: before the EPP's status (a gRPC cancellation), or
+ *   with an RST_STREAM(CANCEL) that reached its HTTP/2 stream before that closed, even after
+ *   the EPP wrote its status (Envoy's half-close + reset arrive together). Node's rapid-reset
+ *   limit counts these; it also counts a reset that arrives after the HTTP/2 stream closed,
+ *   which nothing here can see. Streams reset by kill()/stop() count here too;
+ * - 'failed': the EPP failed it (a simulated crash) or the call errored.
+ */
+export type StreamEnd = 'ok' | 'cancelled' | 'failed';
+
+/**
+ * The HTTP/2 stream under a grpc-js server call. grpc-js does not expose it: this reads
+ * its internals (ServerDuplexStreamImpl.call = BaseServerInterceptingCall, .stream), checked
+ * by test/harness/simulated-epp.test.ts so a grpc-js upgrade that moves it fails loudly.
+ */
+export function http2StreamOf(call: object): http2.ServerHttp2Stream | undefined {
+  const s = (call as { call?: { stream?: Partial<http2.ServerHttp2Stream> } }).call?.stream;
+  return s !== undefined && typeof s.once === 'function' && 'rstCode' in s && typeof s.respond === 'function'
+    ? (s as http2.ServerHttp2Stream)
+    : undefined;
 }
 
 /** What a stream needs from its server: current fault settings, the picker, counters. */
@@ -62,12 +91,17 @@ export interface EppStreamHost {
   readonly immediate: ImmediateSpec | undefined;
   readonly delayMs: number;
   readonly hang: boolean;
+  /** Keep streams open after the client's half-close (only a cancel ends them). */
+  readonly ignoreHalfClose: boolean;
   readonly crash: CrashMode | undefined;
   readonly responseHeaders: Record<string, string> | undefined;
   pick(ctx: PickContext): PickResult;
   onMessage(type: RequestCase): void;
   onImmediate(): void;
+  /** The call ended (the EPP holds nothing of it any more). */
   onClosed(): void;
+  /** How the stream ended, once the call and its HTTP/2 stream both closed. */
+  onEnded(end: StreamEnd): void;
 }
 
 type Call = grpc.ServerDuplexStream<PbProcessingRequest, PbProcessingResponse>;
@@ -95,6 +129,11 @@ export class EppStream {
   private bodyStarted = false;
   private trailersPending = false;
   private responseChunks = 0;
+  /** How the gRPC call ended (set by close()). */
+  private ended: StreamEnd | undefined;
+  private h2Closed = false;
+  private h2Reset = false;
+  private reported = false;
 
   constructor(
     private readonly call: Call,
@@ -103,10 +142,18 @@ export class EppStream {
   ) {
     call.on('data', (m: PbProcessingRequest) => this.onData(m));
     call.on('end', () => {
-      if (!this.host.hang) this.enqueue(async () => this.finish());
+      if (!this.host.hang && !this.host.ignoreHalfClose) this.enqueue(async () => this.finish());
     });
-    call.on('cancelled', () => this.close());
-    call.on('error', () => this.close());
+    call.on('cancelled', () => this.close('cancelled'));
+    const h2 = http2StreamOf(call);
+    if (h2) {
+      h2.once('close', () => {
+        this.h2Reset = h2.rstCode === http2.constants.NGHTTP2_CANCEL;
+        this.h2Closed = true;
+        this.report();
+      });
+    } else this.h2Closed = true;
+    call.on('error', () => this.close('failed'));
   }
 
   private onData(m: PbProcessingRequest): void {
@@ -254,20 +301,30 @@ export class EppStream {
   private finish(): void {
     if (this.done) return;
     this.call.end();
-    this.close();
+    this.close('ok');
   }
 
   private fail(details: string): void {
     if (this.done) return;
     this.call.emit('error', { code: grpc.status.UNAVAILABLE, details });
-    this.close();
+    this.close('failed');
   }
 
-  private close(): void {
+  private close(end: StreamEnd): void {
     if (this.done) return;
     this.done = true;
     this.record.closed = true;
+    this.ended = end;
     this.released();
     this.host.onClosed();
+    this.report();
+  }
+
+  private report(): void {
+    if (this.reported || this.ended === undefined || !this.h2Closed) return;
+    this.reported = true;
+    const end = this.h2Reset && this.ended === 'ok' ? 'cancelled' : this.ended;
+    this.record.end = end;
+    this.host.onEnded(end);
   }
 }

@@ -2,7 +2,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEnvoyStandin, runRequest, type StandinOptions, type StandinRequest } from './envoy-standin.js';
-import { fromStruct, HealthClient } from './protos.js';
+import { ExternalProcessorClient, fromStruct, HealthClient, type PbProcessingRequest, type PbProcessingResponse } from './protos.js';
 import { startSimulatedEpp, TLS_FIXTURES, type SimulatedEpp, type SimulatedEppOptions } from './simulated-epp.js';
 
 const EPS = ['10.0.0.1:8000', '10.0.0.2:8000', '10.0.0.3:8000'];
@@ -151,6 +151,49 @@ describe('counters and records', () => {
     expect(e.streams[0]!.destination).toBe('10.0.0.1:8000');
     e.resetCounters();
     expect(e.counters.streamsOpened).toBe(0);
+  });
+
+  it('counts how streams ended: OK, cancelled by the client (even by an RST_STREAM right after its half-close), failed', async () => {
+    const e = await epp();
+    const ended = () => {
+      const c = e.counters;
+      return { ok: c.streamsEndedOk, cancelled: c.streamsCancelled, failed: c.streamsFailed };
+    };
+    const until = async (want: ReturnType<typeof ended>) => {
+      for (let i = 0; i < 200 && JSON.stringify(ended()) !== JSON.stringify(want); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(ended()).toEqual(want);
+    };
+    // A client that half-closes and waits for the EPP's status: ended OK.
+    const client = new ExternalProcessorClient(e.address, grpc.credentials.createInsecure());
+    const call = (client as unknown as { Process(): grpc.ClientDuplexStream<PbProcessingRequest, PbProcessingResponse> }).Process();
+    const answers: PbProcessingResponse[] = [];
+    call.on('data', (m: PbProcessingResponse) => answers.push(m));
+    const status = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+    call.write({ request_headers: { headers: { headers: [] }, end_of_stream: true } });
+    call.end();
+    expect((await status).code).toBe(grpc.status.OK);
+    client.close();
+    expect(answers.map((a) => a.response)).toEqual(['request_headers']);
+    await until({ ok: 1, cancelled: 0, failed: 0 });
+    expect(e.streams[0]!.end).toBe('ok');
+    // Envoy's close, half-close then RST_STREAM at once: the reset reaches the HTTP/2 stream (what
+    // Node's rapid-reset limit counts), so it is cancelled even though the EPP ended it OK.
+    expect(await run(e)).toMatchObject({ outcome: 'forwarded' });
+    await until({ ok: 1, cancelled: 1, failed: 0 });
+    // Cancelled before the EPP answered.
+    e.setHang(true);
+    const ac = new AbortController();
+    const pending = run(e, {}, { signal: ac.signal });
+    for (let i = 0; i < 100 && e.counters.openStreams === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    ac.abort();
+    expect(await pending).toMatchObject({ outcome: 'reset' });
+    await until({ ok: 1, cancelled: 2, failed: 0 });
+    // The EPP fails it.
+    e.setHang(false);
+    e.setCrash('on-headers');
+    expect(await run(e)).toMatchObject({ status: 500 });
+    await until({ ok: 1, cancelled: 2, failed: 1 });
+    expect(e.streams.map((r) => r.end)).toEqual(['ok', 'cancelled', 'cancelled', 'failed']);
   });
 });
 

@@ -4,7 +4,16 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { EppStream, type CrashMode, type EppStreamHost, type ImmediateSpec, type PickContext, type PickResult, type StreamRecord } from './epp-stream.js';
+import {
+  EppStream,
+  type CrashMode,
+  type EppStreamHost,
+  type ImmediateSpec,
+  type PickContext,
+  type PickResult,
+  type StreamEnd,
+  type StreamRecord,
+} from './epp-stream.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   ExternalProcessorService,
@@ -17,7 +26,7 @@ import {
 } from './protos.js';
 
 export { DESTINATION_HEADER, SUBSET_KEY, SUBSET_NAMESPACE, SERVED_KEY } from './epp-stream.js';
-export type { CrashMode, ImmediateSpec, PickContext, PickResult, StreamRecord };
+export type { CrashMode, ImmediateSpec, PickContext, PickResult, StreamEnd, StreamRecord };
 
 const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
 /** The self-signed test certificate (CN localhost, SAN 127.0.0.1, ::1) and key. */
@@ -47,6 +56,8 @@ export interface SimulatedEppOptions {
   immediate?: ImmediateSpec;
   delayMs?: number;
   hang?: boolean;
+  /** Answer as usual but never end a stream on the client's half-close: only a cancel ends it (a stuck EPP). */
+  ignoreHalfClose?: boolean;
   /** Accept each stream, then never read from it (a stuck EPP, or a partition after connect): flow control stalls the sender. */
   stallReads?: boolean;
   crash?: CrashMode;
@@ -61,6 +72,16 @@ export interface SimulatedEppOptions {
 export interface EppCounters {
   streamsOpened: number;
   openStreams: number;
+  /**
+   * Ended streams by how they ended (epp-stream.ts StreamEnd), counted once the call and its
+   * HTTP/2 stream both closed (a moment after openStreams drops): the EPP ended them with OK
+   * and the client never reset them ...
+   */
+  streamsEndedOk: number;
+  /** ... the client cancelled them: before the EPP's status, or by an RST_STREAM after it ... */
+  streamsCancelled: number;
+  /** ... or the EPP failed them / the call errored. */
+  streamsFailed: number;
   messages: Record<RequestCase, number>;
   picks: Record<string, number>;
   immediateResponses: number;
@@ -102,6 +123,9 @@ function zeroCounters(): EppCounters {
   return {
     streamsOpened: 0,
     openStreams: 0,
+    streamsEndedOk: 0,
+    streamsCancelled: 0,
+    streamsFailed: 0,
     messages: { request_headers: 0, request_body: 0, request_trailers: 0, response_headers: 0, response_body: 0, response_trailers: 0 },
     picks: {},
     immediateResponses: 0,
@@ -125,6 +149,7 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
     get immediate() { return o.immediate; },
     get delayMs() { return o.delayMs ?? 0; },
     get hang() { return o.hang ?? false; },
+    get ignoreHalfClose() { return o.ignoreHalfClose ?? false; },
     get crash() { return o.crash; },
     get responseHeaders() { return o.responseHeaders; },
     pick(ctx) {
@@ -147,12 +172,17 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
     onMessage(type) { counters.messages[type]++; },
     onImmediate() { counters.immediateResponses++; },
     onClosed() { counters.openStreams--; },
+    onEnded(end: StreamEnd) {
+      if (end === 'ok') counters.streamsEndedOk++;
+      else if (end === 'cancelled') counters.streamsCancelled++;
+      else counters.streamsFailed++;
+    },
   };
 
   const process = (call: grpc.ServerDuplexStream<PbProcessingRequest, PbProcessingResponse>): void => {
     counters.streamsOpened++;
     counters.openStreams++;
-    const record: StreamRecord = { id: nextId++, grpcMetadata: call.metadata.getMap(), received: [], sent: [], closed: false };
+    const record: StreamRecord = { id: nextId++, peer: call.getPeer(), grpcMetadata: call.metadata.getMap(), received: [], sent: [], closed: false };
     streams.push(record);
     if (streams.length > (o.keepStreams ?? 200)) streams.shift();
     new EppStream(call, host, record);

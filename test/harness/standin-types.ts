@@ -108,10 +108,18 @@ export interface StandinClientOptions {
   /** TLS to the processor: CA to trust (e.g. test/fixtures/tls/cert.pem) and optional name override. */
   tls?: { ca: Buffer; serverName?: string };
   channelOptions?: grpc.ChannelOptions;
+  /**
+   * Envoy's `max_requests_per_connection` on the processor cluster: after this many streams
+   * the connection is drained (no new streams) and closed once its open streams finish; the
+   * next stream goes over a new connection. Default: one connection for every stream.
+   */
+  maxRequestsPerConnection?: number;
 }
 
 export interface EnvoyStandin {
   run(req: StandinRequest, opts?: StandinOptions): Promise<StandinResult>;
   close(): void;
+  /** Connections (channels) opened so far, with maxRequestsPerConnection; undefined without. */
+  readonly connectionsOpened?: number;
 }
 
