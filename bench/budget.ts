@@ -76,7 +76,10 @@ function controlPlaneBudget(cp: ControlPlaneResults): BudgetLine[] {
     {
       item: 'snapshot rebuild, 10,000 pools + imports',
       target: '< 100 ms',
-      measured: big ? `${big.buildMs.median.toFixed(1)} ms median (${big.objects} objects incl. Services/routes)` : 'not measured',
+      measured: big
+        ? `${big.buildMs.median.toFixed(1)} ms median, nothing reused (${big.objects} objects incl. Services/routes)` +
+          (big.incrementalBuildMs ? `; ${big.incrementalBuildMs.median.toFixed(1)} ms after one route change` : '')
+        : 'not measured',
       pass: big !== undefined && big.buildMs.median < 100,
     },
     {

@@ -40,7 +40,8 @@ export async function runControlPlane(o: BenchOptions, profileDir: string): Prom
       });
       build.push(p);
       log(
-        `snapshot ${routes} routes (${p.pools} pools + ${p.imports} imports, ${p.objects} objects): build ${p.buildMs.median} ms, ` +
+        `snapshot ${routes} routes (${p.pools} pools + ${p.imports} imports, ${p.objects} objects): build ${p.buildMs.median} ms ` +
+          `(one change: ${p.incrementalBuildMs?.median ?? 'n/a'} ms), ` +
           `heap ${p.snapshotHeapMb} MiB, change->serving ${p.changeToServingMs.median} ms, match+pick ${p.matchNs} ns`,
       );
     }

@@ -129,8 +129,11 @@ export interface BuildPoint {
   /** Every object handed to the builder. */
   readonly objects: number;
   readonly candidates: number;
+  /** Full build with nothing reusable (new ClusterState objects: the builder's per-state caches are cold). */
   readonly buildMs: { readonly median: number; readonly min: number; readonly max: number };
-  /** Heap retained by the snapshot (after GC). */
+  /** Build after one HTTPRoute changed, the other members' states the same objects (absent in results before 2026-11-21). */
+  readonly incrementalBuildMs?: { readonly median: number; readonly min: number; readonly max: number };
+  /** Heap retained by the snapshot, and the builder's caches for its states (after GC). */
   readonly snapshotHeapMb: number;
   /** Heap retained by the input objects (after GC). */
   readonly inputHeapMb: number;

@@ -1,9 +1,10 @@
 /**
  * Control-plane measurements, in their own process (run with --expose-gc so
  * heap figures are after a full GC):
- * - build: buildSnapshot time and retained heap for synthetic ClusterSets, one
- *   object change -> new snapshot through the real SnapshotStore, and route
- *   match + pick per request against that snapshot;
+ * - build: buildSnapshot time (cold: nothing reusable; incremental: one route
+ *   changed, the other members unchanged) and retained heap for synthetic
+ *   ClusterSets, one object change -> new snapshot through the real
+ *   SnapshotStore, and route match + pick per request against that snapshot;
  * - picker: pickWith per request with 2 / 10 / 100 candidates, per policy, and
  *   the (failover-only) fallback order.
  */
@@ -16,6 +17,7 @@ import { DEFAULT_SATURATION, signalView, type CandidateSignals } from '../../src
 import { buildSnapshot } from '../../src/snapshot/build.js';
 import { matchRequest } from '../../src/snapshot/match.js';
 import type { RequestAttributes, RouteRule, RoutingSnapshot } from '../../src/snapshot/types.js';
+import type { ClusterState } from '../../src/sources/types.js';
 import { seededRandom } from '../../test/helpers/random.js';
 import { pickerClusterSet, syntheticClusterSet, withChangedRoute } from '../lib/synthetic.js';
 import { serveRpc } from '../lib/rpc.js';
@@ -87,21 +89,38 @@ async function build(args: { routes: number; repeats: number; changes: number; b
   const before = heapMb();
   const set = syntheticClusterSet({ routes: args.routes });
   const afterInput = heapMb();
+  // The builder reuses its per-cluster work for ClusterState objects it has seen (src/snapshot/context.ts,
+  // expand.ts): new state objects for every cold build, so nothing is reused.
+  const fresh = (): ClusterState[] => set.states.map((s) => ({ ...s }));
   const times: number[] = [];
   let snapshot: RoutingSnapshot | undefined;
   for (let r = 0; r <= args.repeats; r++) {
     snapshot = undefined;
+    const clusters = fresh();
     const t = performance.now();
-    snapshot = buildSnapshot({ config: set.config, clusters: set.states, version: r + 1 }).snapshot;
+    snapshot = buildSnapshot({ config: set.config, clusters, version: r + 1 }).snapshot;
     if (r > 0) times.push(performance.now() - t); // the first build warms the JIT
   }
-  // Retained heap: three snapshots kept alive at once, averaged (one alone is within GC noise for small sets).
+  // Retained heap: three snapshots kept alive at once (each with its own states, so the builder's caches count), averaged.
   snapshot = undefined;
   const base = heapMb();
-  const kept = [0, 1, 2].map((k) => buildSnapshot({ config: set.config, clusters: set.states, version: 100 + k }).snapshot);
+  const keptStates = [0, 1, 2].map(fresh);
+  const kept = keptStates.map((clusters, k) => buildSnapshot({ config: set.config, clusters, version: 100 + k }).snapshot);
   const retained = (heapMb() - base) / kept.length;
   snapshot = kept[0]!;
   kept.length = 1;
+  keptStates.length = 1;
+  // Incremental: one HTTPRoute changed, the other members' states passed again as the same objects (as SnapshotStore does).
+  const incremental: number[] = [];
+  let local = set.states[0]!;
+  buildSnapshot({ config: set.config, clusters: set.states, version: 200 });
+  for (let r = 0; r <= args.repeats; r++) {
+    local = withChangedRoute(local, 0, 40 + (r % 20), `rev-incremental-${r}`);
+    const clusters = [local, ...set.states.slice(1)];
+    const t = performance.now();
+    buildSnapshot({ config: set.config, clusters, version: 201 + r });
+    if (r > 0) incremental.push(performance.now() - t);
+  }
   const changes = await changeToServing(set, args.changes);
   const hosts = Array.from({ length: 1024 }, (_, i) => attrs(`r${(i * 7919) % args.routes}.example.com`));
   const random = seededRandom(7);
@@ -121,6 +140,7 @@ async function build(args: { routes: number; repeats: number; changes: number; b
     ...set.counts,
     candidates: snap.candidates.size,
     buildMs: { median: round(median(times)), min: round(Math.min(...times)), max: round(Math.max(...times)) },
+    incrementalBuildMs: { median: round(median(incremental)), min: round(Math.min(...incremental)), max: round(Math.max(...incremental)) },
     snapshotHeapMb: round(retained, 2),
     inputHeapMb: round(afterInput - before, 2),
     changeToServingMs: { median: round(median(changes)), max: round(Math.max(...changes)) },

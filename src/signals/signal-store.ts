@@ -4,8 +4,18 @@
  * feeds the outlier detector, and serves the picker an immutable SignalView.
  *
  * Nothing here runs on the request path except view() (returns the cached view,
- * rebuilding it in O(candidates) when older than viewMaxAgeMs) and the outcome
- * reports (O(1), plus one rebuild when a candidate is ejected or re-admitted).
+ * re-evaluating every candidate when older than viewMaxAgeMs) and the outcome
+ * reports (O(1), plus one re-evaluation when a candidate is ejected or
+ * re-admitted).
+ *
+ * Evaluation cost: a probe or scrape result re-evaluates only the candidates
+ * of that target (not all of them: with thousands of EPPs, results arrive
+ * thousands of times a second). A change of readiness, ejection or saturation
+ * is published at once; other changes (load values, ages) wait for the next
+ * full evaluation, at most viewMaxAgeMs for a reader or evaluateIntervalMs
+ * away. A full evaluation keeps the signal objects (and the whole map, when
+ * nothing changed) of candidates whose signals are unchanged, and the metrics
+ * sink hears only about changes.
  */
 import type { Registry } from 'prom-client';
 import type { Candidate, RoutingSnapshot } from '../snapshot/types.js';
@@ -14,13 +24,14 @@ import { MetricsScraper } from './metrics-scraper.js';
 import { OutlierDetector, type OutlierTransition } from './outlier.js';
 import { ParentProber } from './parent-prober.js';
 import { planCandidate, type CandidatePlan, type Planned, type SignalsConfig } from './plan.js';
-import { computeSignals } from './readiness.js';
+import { computeSignals, type CandidateInputs } from './readiness.js';
 import { NOOP_SIGNAL_METRICS, SignalMetrics, type SignalMetricsSink } from './signal-metrics.js';
 import {
   DEFAULT_SATURATION,
   silentLogger,
   signalView,
   systemClock,
+  UNKNOWN_SIGNALS,
   type CandidateSignals,
   type Clock,
   type FailureReason,
@@ -82,7 +93,10 @@ export class SignalStore implements SignalSource, OutcomeSink {
   private readonly health = new Map<string, Target<HealthProber>>();
   private readonly scrapers = new Map<string, Target<MetricsScraper>>();
   private readonly parents = new Map<string, Target<ParentProber>>();
+  /** The published view; `at` is the time of the last full evaluation. */
   private current: SignalView;
+  /** Signals re-evaluated after a probe result since the last publish, not yet in `current` (no state change among them). */
+  private readonly pending = new Map<string, CandidateSignals>();
   private readonly listeners = new Set<(changes: readonly SignalChange[]) => void>();
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
@@ -91,7 +105,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
     this.config = options.config;
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
-    this.metrics = options.metrics ?? (options.registry ? new SignalMetrics(options.registry) : NOOP_SIGNAL_METRICS);
+    this.metrics = options.metrics ?? (options.registry ? new SignalMetrics(options.registry, this.clock) : NOOP_SIGNAL_METRICS);
     this.saturation = options.saturation ?? DEFAULT_SATURATION;
     this.viewMaxAgeMs = options.viewMaxAgeMs ?? 250;
     this.outlier = new OutlierDetector(options.config.outlier, this.clock, (t) => this.onOutlier(t));
@@ -127,7 +141,12 @@ export class SignalStore implements SignalSource, OutcomeSink {
     this.reconcile(this.health, want.health, (key, plan) => this.newHealth(key, plan));
     this.reconcile(this.scrapers, want.metrics, (key, plan) => this.newScraper(key, plan));
     this.reconcile(this.parents, want.parent, (key, plan) => this.newParent(key, plan));
-    for (const [id, p] of this.plans) if (!plans.has(id)) this.metrics.removeCandidate(p.candidate);
+    for (const [id, p] of this.plans) {
+      if (!plans.has(id)) {
+        this.metrics.removeCandidate(p.candidate);
+        this.pending.delete(id);
+      }
+    }
     this.plans = plans;
     this.outlier.retain(new Set(plans.keys()));
     this.evaluate();
@@ -135,6 +154,16 @@ export class SignalStore implements SignalSource, OutcomeSink {
 
   view(): SignalView {
     if (!this.stopped && this.clock.now() - this.current.at > this.viewMaxAgeMs) this.evaluate();
+    return this.current;
+  }
+
+  /**
+   * The current view without ever evaluating: what the request path reads. Probe
+   * and scrape results re-evaluate their own candidates as they arrive, and the
+   * background timer (evaluateIntervalMs) catches time-based transitions such as
+   * staleness and ejection expiry, so no request pays for a full evaluation.
+   */
+  cached(): SignalView {
     return this.current;
   }
 
@@ -222,7 +251,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
           this.metrics.scrapeFailure(plan.cluster, r.reason);
           this.logger.debug({ target: `${plan.settings.origin}${plan.settings.path}`, reason: r.reason, error: r.message }, 'EPP metrics scrape failed');
         }
-        this.evaluate();
+        this.evaluateTarget(this.scrapers.get(key)!);
       },
     });
     return { key, prober, plan, candidates: new Set() };
@@ -242,7 +271,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
 
   private afterProbe(t: Target<unknown>, ok: boolean): void {
     if (ok) for (const id of t.candidates) this.outlier.probeSucceeded(id);
-    this.evaluate();
+    this.evaluateTarget(t);
   }
 
   private onOutlier(t: OutlierTransition): void {
@@ -257,38 +286,96 @@ export class SignalStore implements SignalSource, OutcomeSink {
     this.evaluate();
   }
 
-  /** Rebuilds the view; logs, counts and notifies state changes. */
+  /**
+   * Full evaluation: every candidate at the current time (staleness), then a
+   * new published view. Unchanged candidates keep their signal objects, and
+   * when nothing changed the view keeps its map; the metrics sink hears only
+   * about changes. Logs, counts and notifies state changes.
+   */
   private evaluate(): void {
     if (this.stopped) return;
     const now = this.clock.now();
-    const before = this.current;
-    const entries: [string, CandidateSignals][] = [];
-    const changes: SignalChange[] = [];
+    const published = this.current.candidates;
+    const next = new Array<CandidateSignals>(this.plans.size);
+    let changes: SignalChange[] | undefined;
+    let same = this.plans.size === published.size;
+    let i = 0;
     for (const [id, plan] of this.plans) {
-      const s = computeSignals(this.inputsOf(plan), now, this.saturation);
-      entries.push([id, s]);
-      this.metrics.setCandidate(plan.candidate, s);
-      const prev = before.get(id);
-      if (prev.ready !== s.ready || prev.ejected !== s.ejected || (prev.saturated === true) !== (s.saturated === true)) {
-        changes.push({ candidateId: id, before: prev, after: s });
-        this.logChange(plan.candidate, prev, s);
+      const computed = computeSignals(this.inputsOf(plan), now, this.saturation);
+      const prev = this.pending.get(id) ?? published.get(id);
+      if (prev !== undefined && sameSignals(prev, computed)) {
+        next[i++] = prev;
+        if (prev !== published.get(id)) same = false;
+        continue;
+      }
+      const s = Object.freeze(computed);
+      next[i++] = s;
+      same = false;
+      this.metrics.setCandidate(plan.candidate, s, now);
+      const before = prev ?? UNKNOWN_SIGNALS;
+      if (isStateChange(before, s)) {
+        (changes ??= []).push({ candidateId: id, before, after: s });
+        this.logChange(plan.candidate, before, s);
       }
     }
-    this.current = signalView(entries, now);
-    if (changes.length > 0) for (const l of this.listeners) l(changes);
+    this.pending.clear();
+    let map = published;
+    if (!same) {
+      const fresh = new Map<string, CandidateSignals>();
+      i = 0;
+      for (const id of this.plans.keys()) fresh.set(id, next[i++]!);
+      map = fresh;
+    }
+    this.current = viewOf(map, now);
+    if (changes !== undefined) for (const l of this.listeners) l(changes);
   }
 
-  private inputsOf(plan: CandidatePlan): Parameters<typeof computeSignals>[0] {
+  /**
+   * After a probe or scrape result: re-evaluates only the target's candidates.
+   * State changes (readiness, ejection, saturation) are published at once;
+   * anything else waits in `pending` for the next full evaluation.
+   */
+  private evaluateTarget(t: Target<unknown>): void {
+    if (this.stopped) return;
+    const now = this.clock.now();
+    const published = this.current.candidates;
+    let changes: SignalChange[] | undefined;
+    for (const id of t.candidates) {
+      const plan = this.plans.get(id);
+      if (plan === undefined) continue;
+      const computed = computeSignals(this.inputsOf(plan), now, this.saturation);
+      const prev = this.pending.get(id) ?? published.get(id);
+      if (prev !== undefined && sameSignals(prev, computed)) continue;
+      const s = Object.freeze(computed);
+      this.pending.set(id, s);
+      this.metrics.setCandidate(plan.candidate, s, now);
+      const before = prev ?? UNKNOWN_SIGNALS;
+      if (isStateChange(before, s)) {
+        (changes ??= []).push({ candidateId: id, before, after: s });
+        this.logChange(plan.candidate, before, s);
+      }
+    }
+    if (changes === undefined) return;
+    // Publish: the published map plus everything pending, same `at` (the other candidates were not re-evaluated).
+    const map = new Map(published);
+    for (const [id, s] of this.pending) map.set(id, s);
+    this.pending.clear();
+    this.current = viewOf(map, this.current.at);
+    for (const l of this.listeners) l(changes);
+  }
+
+  private inputsOf(plan: CandidatePlan): CandidateInputs {
     const h = plan.health && this.health.get(plan.health.key);
     const m = plan.metrics && this.scrapers.get(plan.metrics.key);
     const p = plan.parent && this.parents.get(plan.parent.key);
-    return {
+    const inputs: { -readonly [K in keyof CandidateInputs]: CandidateInputs[K] } = {
       via: plan.candidate.via,
       ejected: this.outlier.isEjected(plan.candidate.id),
-      ...(h ? { health: { state: h.prober.state(), staleMs: h.plan.staleMs } } : {}),
-      ...(m ? { metrics: { state: m.prober.state(), pool: plan.metrics!.pool, staleMs: m.plan.staleMs } } : {}),
-      ...(p ? { parent: { state: p.prober.state(), staleMs: p.plan.staleMs } } : {}),
     };
+    if (h) inputs.health = { state: h.prober.state(), staleMs: h.plan.staleMs };
+    if (m) inputs.metrics = { state: m.prober.state(), pool: plan.metrics!.pool, staleMs: m.plan.staleMs };
+    if (p) inputs.parent = { state: p.prober.state(), staleMs: p.plan.staleMs };
+    return inputs;
   }
 
   private logChange(c: Candidate, prev: CandidateSignals, s: CandidateSignals): void {
@@ -300,4 +387,35 @@ export class SignalStore implements SignalSource, OutcomeSink {
       this.logger.info({ ...base, saturated: s.saturated === true, queueSize: s.queueSize, kvCache: s.kvCache }, 'pool saturation changed');
     }
   }
+}
+
+/** A change the store logs and notifies: readiness, ejection or saturation. */
+function isStateChange(prev: CandidateSignals, s: CandidateSignals): boolean {
+  return prev.ready !== s.ready || prev.ejected !== s.ejected || (prev.saturated === true) !== (s.saturated === true);
+}
+
+/**
+ * Same fields with the same values. Iterates own keys (enumeration caches make
+ * this cheaper than probing every optional field, most of them absent, on
+ * objects of many shapes).
+ */
+function sameSignals(a: CandidateSignals, b: CandidateSignals): boolean {
+  const x = a as unknown as Record<string, unknown>;
+  const y = b as unknown as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    if (x[k] !== y[k] || !(k in y)) return false;
+    n++;
+  }
+  for (const k in y) n--;
+  return n === 0;
+}
+
+/** A view over a map the store owns and never mutates after publishing (entries already frozen). */
+function viewOf(map: ReadonlyMap<string, CandidateSignals>, at: number): SignalView {
+  return Object.freeze({
+    at,
+    candidates: map,
+    get: (id: string) => map.get(id) ?? UNKNOWN_SIGNALS,
+  });
 }

@@ -34,7 +34,7 @@ export interface CandidateSignals {
 
 /** An immutable view of every candidate's signals. */
 export interface SignalView {
-  /** Clock time (ms) the view was computed at. */
+  /** Clock time (ms) of the evaluation of every candidate the view reflects (some may have been re-evaluated since, after a probe result). */
   readonly at: number;
   /** Signals of a candidate id ("cluster/ns/pool"); {@link UNKNOWN_SIGNALS} for ids the store does not know. */
   get(candidateId: string): CandidateSignals;

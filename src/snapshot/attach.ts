@@ -3,7 +3,7 @@
  * effective hostnames (Gateway API parentRef, listener and hostname rules).
  */
 import { GROUP_GATEWAY, type Gateway, type GatewayListener, type HTTPRoute, type ParentReference } from '../model/types.js';
-import { nsName, type BuildContext } from './context.js';
+import { lookup, nsName, type BuildContext } from './context.js';
 import { intersectHostnames, unionHostnames, type HostnameSet } from './hostname.js';
 
 export interface AttachedRoute {
@@ -101,7 +101,7 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
   const served = new Map<string, Gateway | undefined>();
   for (const g of ctx.config.gateways) {
     const key = nsName(g.namespace, g.name);
-    const gw = local?.gateways.get(key);
+    const gw = local === undefined ? undefined : lookup(local.gateways, g.namespace, g.name);
     served.set(key, gw);
     if (gw === undefined) {
       ctx.diagnostics.add({

@@ -9,7 +9,7 @@ import { attachRoutes } from './attach.js';
 import { createContext } from './context.js';
 import { CandidateResolver, expandRule } from './expand.js';
 import { compileMatchTable, type TableRule } from './match.js';
-import type { Diagnostic, RouteSummary, RoutingSnapshot } from './types.js';
+import type { Candidate, Diagnostic, RouteSummary, RoutingSnapshot } from './types.js';
 
 export interface BuildInput {
   readonly config: RouterConfig;
@@ -40,20 +40,22 @@ export function buildSnapshot(input: BuildInput): BuildResult {
   const ctx = createContext(config, input.clusters);
   const resolver = new CandidateResolver(ctx);
 
-  const attached = attachRoutes(ctx).sort((a, b) => {
-    const ka = `${a.route.metadata.namespace}/${a.route.metadata.name}`;
-    const kb = `${b.route.metadata.namespace}/${b.route.metadata.name}`;
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
+  // Routes in "namespace/name" order (keys built once, not per comparison).
+  const attached = attachRoutes(ctx)
+    .map((a) => ({ a, key: `${a.route.metadata.namespace}/${a.route.metadata.name}` }))
+    .sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
 
   const routes: RouteSummary[] = [];
   const tableRules: TableRule[] = [];
-  for (const a of attached) {
-    const rules = a.route.spec.rules.map((r, i) => {
-      const rule = { ...expandRule(ctx, resolver, a.route, i, r), matches: r.matches };
+  for (const { a } of attached) {
+    const specRules = a.route.spec.rules;
+    const rules = new Array<RouteSummary['rules'][number]>(specRules.length);
+    for (let i = 0; i < specRules.length; i++) {
+      const r = specRules[i]!;
+      const rule = expandRule(ctx, resolver, a.route, i, r);
       tableRules.push({ attached: a, rule, matches: r.matches });
-      return rule;
-    });
+      rules[i] = rule;
+    }
     routes.push({
       route: { namespace: a.route.metadata.namespace, name: a.route.metadata.name },
       hostnames: a.hostnames,
@@ -65,7 +67,8 @@ export function buildSnapshot(input: BuildInput): BuildResult {
   const table = compileMatchTable(tableRules, ctx.localCluster, (d) => ctx.diagnostics.add(d));
 
   const diagnostics = ctx.diagnostics.list().sort(compareDiagnostics);
-  const candidates = new Map([...resolver.candidates.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const candidates = new Map<string, Candidate>();
+  for (const c of resolver.sortedCandidates()) candidates.set(c.id, c);
   const snapshot: RoutingSnapshot = {
     version: input.version,
     builtAt: (input.now ?? new Date()).toISOString(),

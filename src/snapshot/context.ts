@@ -1,6 +1,6 @@
 /**
  * The builder's working state: every member's objects indexed by
- * namespace/name, the per-cluster config (TLS, address overrides) and a
+ * namespace, then name, the per-cluster config (TLS, address overrides) and a
  * deduplicating diagnostic sink.
  */
 import type { ClusterConfig, RouterConfig } from '../config/schema.js';
@@ -8,13 +8,21 @@ import type { Gateway, HTTPRoute, InferencePool, InferencePoolImport, KubeObject
 import type { ClusterState } from '../sources/types.js';
 import type { Diagnostic } from './types.js';
 
+/** Objects of one kind by namespace, then name (no joined-string keys on the hot path). */
+export type ByName<T> = ReadonlyMap<string, ReadonlyMap<string, T>>;
+
+/** The object `namespace/name` of a {@link ByName} index. */
+export function lookup<T>(index: ByName<T>, namespace: string, name: string): T | undefined {
+  const inNamespace = index.get(namespace);
+  return inNamespace === undefined ? undefined : inNamespace.get(name);
+}
+
 export interface ClusterObjects {
   readonly name: string;
-  /** Keyed by "namespace/name". */
-  readonly pools: ReadonlyMap<string, InferencePool>;
-  readonly imports: ReadonlyMap<string, InferencePoolImport>;
-  readonly services: ReadonlyMap<string, Service>;
-  readonly gateways: ReadonlyMap<string, Gateway>;
+  readonly pools: ByName<InferencePool>;
+  readonly imports: ByName<InferencePoolImport>;
+  readonly services: ByName<Service>;
+  readonly gateways: ByName<Gateway>;
   readonly routes: readonly HTTPRoute[];
 }
 
@@ -49,41 +57,83 @@ export class DiagnosticSink {
   }
 }
 
-function indexObjects(state: ClusterState, sink: DiagnosticSink): ClusterObjects {
-  const pools = new Map<string, InferencePool>();
-  const imports = new Map<string, InferencePoolImport>();
-  const services = new Map<string, Service>();
-  const gateways = new Map<string, Gateway>();
+interface IndexedState {
+  readonly objects: ClusterObjects;
+  /** DuplicateObject warnings, in the order the duplicates appear. */
+  readonly duplicates: readonly Diagnostic[];
+}
+
+/** Adds `o` under its namespace and name unless a same-named object is there already (returns false). */
+function put<T extends KubeObject>(index: Map<string, Map<string, T>>, o: T): boolean {
+  const { namespace, name } = o.metadata;
+  let inNamespace = index.get(namespace);
+  if (inNamespace === undefined) {
+    inNamespace = new Map();
+    index.set(namespace, inNamespace);
+  } else if (inNamespace.has(name)) {
+    return false;
+  }
+  inNamespace.set(name, o);
+  return true;
+}
+
+function indexObjects(state: ClusterState): IndexedState {
+  const pools = new Map<string, Map<string, InferencePool>>();
+  const imports = new Map<string, Map<string, InferencePoolImport>>();
+  const services = new Map<string, Map<string, Service>>();
+  const gateways = new Map<string, Map<string, Gateway>>();
   const routes: HTTPRoute[] = [];
-  const seen = new Set<string>();
-  const put = <T extends KubeObject>(map: Map<string, T>, o: T): void => {
-    map.set(nsName(o.metadata.namespace, o.metadata.name), o);
-  };
+  const routeNames = new Map<string, Map<string, HTTPRoute>>();
+  const duplicates: Diagnostic[] = [];
   for (const o of state.objects) {
-    const id = `${o.kind} ${nsName(o.metadata.namespace, o.metadata.name)}`;
-    if (seen.has(id)) {
-      sink.add({
+    let first: boolean;
+    switch (o.kind) {
+      case 'InferencePool': first = put(pools, o); break;
+      case 'InferencePoolImport': first = put(imports, o); break;
+      case 'Service': first = put(services, o); break;
+      case 'Gateway': first = put(gateways, o); break;
+      case 'HTTPRoute':
+        first = put(routeNames, o);
+        if (first) routes.push(o);
+        break;
+      default: {
+        const never: never = o;
+        void never;
+        continue;
+      }
+    }
+    if (!first) {
+      const id = `${o.kind} ${nsName(o.metadata.namespace, o.metadata.name)}`;
+      duplicates.push({
         severity: 'warning',
         subject: `${state.cluster}: ${id}`,
         reason: 'DuplicateObject',
         message: `${id} appears more than once in cluster ${state.cluster}; the first copy is used, remove the others`,
       });
-      continue;
-    }
-    seen.add(id);
-    switch (o.kind) {
-      case 'InferencePool': put(pools, o); break;
-      case 'InferencePoolImport': put(imports, o); break;
-      case 'Service': put(services, o); break;
-      case 'Gateway': put(gateways, o); break;
-      case 'HTTPRoute': routes.push(o); break;
-      default: {
-        const never: never = o;
-        void never;
-      }
     }
   }
-  return { name: state.cluster, pools, imports, services, gateways, routes };
+  return { objects: { name: state.cluster, pools, imports, services, gateways, routes }, duplicates };
+}
+
+/**
+ * Build-to-build cache of each ClusterState's index, keyed by the state
+ * object's identity (src/snapshot/expand.ts keys its pool resolutions by the
+ * index in turn).
+ * A ClusterState is immutable once emitted (src/sources/types.ts), and the
+ * SnapshotStore passes an unchanged member's state again as the same object,
+ * so a rebuild after one member changed re-indexes and re-resolves that member
+ * only. Weakly held: an entry lives exactly as long as its state does, so the
+ * cache is bounded by the states the caller keeps. Invisible in the output.
+ */
+const indexCache = new WeakMap<ClusterState, IndexedState>();
+
+function indexed(state: ClusterState): IndexedState {
+  let entry = indexCache.get(state);
+  if (entry === undefined) {
+    entry = indexObjects(state);
+    indexCache.set(state, entry);
+  }
+  return entry;
 }
 
 /** Indexes the configured members' states and reports what does not fit the config. */
@@ -110,7 +160,9 @@ export function createContext(config: RouterConfig, states: readonly ClusterStat
       });
       continue;
     }
-    clusters.set(state.cluster, indexObjects(state, diagnostics));
+    const { objects, duplicates } = indexed(state);
+    for (const d of duplicates) diagnostics.add(d);
+    clusters.set(state.cluster, objects);
     for (const e of state.errors) {
       diagnostics.add({
         severity: 'warning',
@@ -144,13 +196,18 @@ export function createContext(config: RouterConfig, states: readonly ClusterStat
 
 export type AddressOverride = ClusterConfig['addressOverrides']['services'][number];
 
+/** The cluster's address override for Service/Gateway `namespace/name`, if any. */
 export function findOverride(
-  ctx: BuildContext,
-  cluster: string,
+  clusterConfig: ClusterConfig | undefined,
   which: 'services' | 'gateways',
   namespace: string,
   name: string,
 ): AddressOverride | undefined {
-  const list = ctx.clusterConfigs.get(cluster)?.addressOverrides[which] ?? [];
-  return list.find((o) => o.namespace === namespace && o.name === name);
+  if (clusterConfig === undefined) return undefined;
+  const list = clusterConfig.addressOverrides[which];
+  for (let i = 0; i < list.length; i++) {
+    const o = list[i]!;
+    if (o.namespace === namespace && o.name === name) return o;
+  }
+  return undefined;
 }

@@ -2,20 +2,29 @@
  * backendRefs -> BackendGroups of shared Candidates. Every pool is resolved
  * once per build (same id => same Candidate object); what cannot be used
  * becomes an Exclusion plus a Diagnostic.
+ *
+ * Hot path of the build (10,000 pools and imports): candidates are single
+ * object literals, lookups go through the nested namespace -> name indexes
+ * (no joined-string keys), and messages are only formatted for what fails.
+ * A pool's resolution depends only on its cluster's objects and the router
+ * config, so it is also kept for later builds while both are the same objects
+ * (see {@link resolutionCache}).
  */
+import type { RouterConfig } from '../config/schema.js';
 import {
   EXPORT_ANNOTATION,
   GROUP_INFERENCE,
   GROUP_INFERENCE_X,
   type BackendRef,
   type HTTPRoute,
+  type HTTPRouteMatch,
   type HTTPRouteRule,
   type InferencePool,
 } from '../model/types.js';
 import { parsePickPolicy, PICK_POLICIES, PICK_POLICY_ANNOTATION, type PickPolicy } from '../picker/policy.js';
-import { nsName, type BuildContext } from './context.js';
-import { resolveEpp, resolveParent } from './resolve.js';
-import type { BackendGroup, Candidate, Exclusion, RouteRule } from './types.js';
+import { lookup, nsName, type BuildContext, type ClusterObjects } from './context.js';
+import { clusterScope, resolveEpp, resolveParent, type ClusterScope } from './resolve.js';
+import type { BackendGroup, Candidate, Diagnostic, Exclusion, RouteRule } from './types.js';
 
 /** An exclusion plus where its diagnostic points. */
 interface Problem {
@@ -29,33 +38,150 @@ interface Expansion {
   readonly problems: readonly Problem[];
 }
 
+const NO_PROBLEMS: readonly Problem[] = Object.freeze([]);
+const NO_CANDIDATES: readonly Candidate[] = Object.freeze([]);
+const NO_WARNINGS: readonly Diagnostic[] = Object.freeze([]);
+
+/**
+ * One pool's resolution against its cluster's objects and the router config:
+ * the expansion itself, plus what reusing it needs.
+ */
+interface Resolution extends Expansion {
+  /** Warnings emitted while resolving (replayed into every build that uses the resolution). */
+  readonly warnings: readonly Diagnostic[];
+  /** Stamp of the build that last used it: each build counts its candidate and replays its warnings once. */
+  usedIn: number;
+}
+
+type ByPool<T> = Map<string, Map<string, T>>;
+
+/**
+ * Pool resolutions kept between builds, per cluster index (itself cached per
+ * ClusterState object, see context.ts) and valid only for the RouterConfig
+ * object they were made with (mode, local cluster, TLS and address overrides
+ * all come from it). A rebuild after one member changed re-resolves only that
+ * member's pools. Weakly keyed, so bounded by the states still referenced;
+ * pools that are not found are not cached (their message depends on who
+ * asked). Invisible in the output: a cached resolution is the same value a
+ * fresh one would be, and its warnings are replayed where they were raised.
+ */
+const resolutionCache = new WeakMap<ClusterObjects, { readonly config: RouterConfig; readonly pools: ByPool<Resolution> }>();
+
+function cachedResolutions(objects: ClusterObjects, config: RouterConfig): ByPool<Resolution> {
+  let entry = resolutionCache.get(objects);
+  if (entry === undefined || entry.config !== config) {
+    entry = { config, pools: new Map() };
+    resolutionCache.set(objects, entry);
+  }
+  return entry.pools;
+}
+
+function getIn<T>(m: ByPool<T>, namespace: string, name: string): T | undefined {
+  const inNamespace = m.get(namespace);
+  return inNamespace === undefined ? undefined : inNamespace.get(name);
+}
+
+function setIn<T>(m: ByPool<T>, namespace: string, name: string, value: T): void {
+  let inNamespace = m.get(namespace);
+  if (inNamespace === undefined) {
+    inNamespace = new Map();
+    m.set(namespace, inNamespace);
+  }
+  inNamespace.set(name, value);
+}
+
+/** Per build and cluster: where to look things up, and the pools resolved so far. */
+interface ClusterMemo {
+  readonly scope: ClusterScope;
+  readonly local: boolean;
+  /** Resolutions of pools found in the cluster (shared with other builds); undefined when no objects are loaded. */
+  readonly resolved: ByPool<Resolution> | undefined;
+  /** This build's answers for pools not found (the first caller's message sticks). */
+  readonly missing: ByPool<Expansion>;
+  /** This build's usable candidates of the cluster, in the order first used. */
+  readonly candidates: Candidate[];
+}
+
+/** Build stamps for {@link Resolution.usedIn}: a number, so a cached resolution does not keep a past build alive. */
+let builds = 0;
+
 export class CandidateResolver {
-  /** Every distinct usable candidate, by id. */
-  readonly candidates = new Map<string, Candidate>();
-  private readonly pools = new Map<string, Expansion>();
-  private readonly imports = new Map<string, Expansion>();
+  private readonly clusters = new Map<string, ClusterMemo>();
+  private readonly imports: ByPool<Expansion> = new Map();
+  /** Scratch for the warnings of one resolution. */
+  private readonly warnings: Diagnostic[] = [];
+  private readonly stamp = ++builds;
 
   constructor(private readonly ctx: BuildContext) {}
 
-  /** An InferencePool in `cluster` (the local one for an InferencePool backendRef). */
-  pool(cluster: string, namespace: string, name: string, importName?: string): Expansion {
-    const id = `${cluster}/${namespace}/${name}`;
-    let res = this.pools.get(id);
+  /**
+   * An InferencePool in `cluster` (the local one for an InferencePool
+   * backendRef); `viaImport` when an InferencePoolImport of the same
+   * namespace/name lists the cluster as exporting.
+   */
+  pool(cluster: string, namespace: string, name: string, viaImport = false): Expansion {
+    const memo = this.clusters.get(cluster) ?? this.memoFor(cluster);
+    const { objects } = memo.scope;
+    const pool = objects === undefined ? undefined : lookup(objects.pools, namespace, name);
+    if (pool === undefined || memo.resolved === undefined) {
+      let res = getIn(memo.missing, namespace, name);
+      if (res === undefined) {
+        const why = objects === undefined ? `no objects are loaded for cluster ${cluster}` : `cluster ${cluster} has no InferencePool ${nsName(namespace, name)}`;
+        const via = viaImport && !memo.local ? ` (listed as exporting by InferencePoolImport ${nsName(namespace, name)})` : '';
+        res = excluded(cluster, namespace, name, 'PoolNotFound', `${why}${via}`);
+        setIn(memo.missing, namespace, name, res);
+      }
+      return res;
+    }
+    let res = getIn(memo.resolved, namespace, name);
     if (res === undefined) {
-      res = this.resolvePool(id, cluster, namespace, name, importName);
-      this.pools.set(id, res);
-      if (res.candidates[0] !== undefined) this.candidates.set(id, res.candidates[0]);
+      const { warnings } = this;
+      warnings.length = 0;
+      const { candidates, problems } = resolveFound(this.ctx.mode, memo, pool, warnings);
+      res = { candidates, problems, warnings: warnings.length > 0 ? warnings.slice() : NO_WARNINGS, usedIn: 0 };
+      setIn(memo.resolved, namespace, name, res);
+    }
+    if (res.usedIn !== this.stamp) {
+      res.usedIn = this.stamp;
+      for (const w of res.warnings) this.ctx.diagnostics.add(w);
+      const c = res.candidates[0];
+      if (c !== undefined) memo.candidates.push(c);
     }
     return res;
   }
 
+  private memoFor(cluster: string): ClusterMemo {
+    const scope = clusterScope(this.ctx, cluster);
+    const memo: ClusterMemo = {
+      scope,
+      local: cluster === this.ctx.localCluster,
+      resolved: scope.objects === undefined ? undefined : cachedResolutions(scope.objects, this.ctx.config),
+      missing: new Map(),
+      candidates: [],
+    };
+    this.clusters.set(cluster, memo);
+    return memo;
+  }
+
+  /**
+   * Every distinct usable candidate, sorted by id. Ids start with
+   * "cluster/", so the clusters' lists are concatenated in that order first:
+   * when each list is already in id order (routes and pools named alike), the
+   * final sort only confirms one run instead of sorting from scratch.
+   */
+  sortedCandidates(): Candidate[] {
+    const memos = [...this.clusters.values()].sort((a, b) => compareStrings(`${a.scope.cluster}/`, `${b.scope.cluster}/`));
+    const out: Candidate[] = [];
+    for (const m of memos) for (const c of m.candidates) out.push(c);
+    return out.sort(byId);
+  }
+
   /** A local InferencePoolImport: one candidate per exporting cluster. */
   importRef(namespace: string, name: string): Expansion {
-    const key = nsName(namespace, name);
-    let res = this.imports.get(key);
+    let res = getIn(this.imports, namespace, name);
     if (res === undefined) {
       res = this.expandImport(namespace, name);
-      this.imports.set(key, res);
+      setIn(this.imports, namespace, name, res);
     }
     return res;
   }
@@ -63,106 +189,126 @@ export class CandidateResolver {
   private expandImport(namespace: string, name: string): Expansion {
     const { ctx } = this;
     const key = nsName(namespace, name);
-    const subject = `${ctx.localCluster}: InferencePoolImport ${key}`;
-    const problem = (reason: string, message: string, who = `InferencePoolImport ${key}`, path?: string): Problem => ({
-      exclusion: { subject: who, reason, message },
-      subject,
-      ...(path !== undefined ? { path } : {}),
-    });
-    const imp = ctx.clusters.get(ctx.localCluster)?.imports.get(key);
+    const local = ctx.clusters.get(ctx.localCluster);
+    const imp = local === undefined ? undefined : lookup(local.imports, namespace, name);
     if (imp === undefined) {
-      return { candidates: [], problems: [problem('ImportNotFound', `InferencePoolImport ${key} not found in cluster ${ctx.localCluster}; has the pool been exported (annotation ${EXPORT_ANNOTATION}: ClusterSet) and synced?`)] };
+      return importProblem(ctx, key, 'ImportNotFound', `InferencePoolImport ${key} not found in cluster ${ctx.localCluster}; has the pool been exported (annotation ${EXPORT_ANNOTATION}: ClusterSet) and synced?`);
     }
-    /** Exporting cluster name -> field path of its first listing (deduplicated, in order). */
-    const listed = new Map<string, string>();
-    imp.status.controllers.forEach((c, i) =>
-      c.exportingClusters.forEach((e, j) => {
-        if (!listed.has(e.name)) listed.set(e.name, `status.controllers[${i}].exportingClusters[${j}]`);
-      }),
-    );
-    if (listed.size === 0) {
-      return { candidates: [], problems: [problem('NoExportingClusters', `InferencePoolImport ${key} lists no status.controllers[].exportingClusters; no cluster exports this pool yet`)] };
-    }
+    // Each exporting cluster once, at its first listing, in order.
+    const listed = new Set<string>();
     const candidates: Candidate[] = [];
-    const problems: Problem[] = [];
-    for (const [cluster, path] of listed) {
-      if (!ctx.clusterConfigs.has(cluster)) {
-        problems.push(problem(
-          'UnknownCluster',
-          `exporting cluster "${cluster}" of InferencePoolImport ${key} is not in config clusters[]; add it with its object source`,
-          `${cluster}/${namespace}/${name}`,
-          path,
-        ));
-        continue;
+    let problems: Problem[] | undefined;
+    const controllers = imp.status.controllers;
+    for (let i = 0; i < controllers.length; i++) {
+      const exporting = controllers[i]!.exportingClusters;
+      for (let j = 0; j < exporting.length; j++) {
+        const cluster = exporting[j]!.name;
+        if (listed.has(cluster)) continue;
+        listed.add(cluster);
+        if (!ctx.clusterConfigs.has(cluster)) {
+          (problems ??= []).push({
+            exclusion: {
+              subject: `${cluster}/${namespace}/${name}`,
+              reason: 'UnknownCluster',
+              message: `exporting cluster "${cluster}" of InferencePoolImport ${key} is not in config clusters[]; add it with its object source`,
+            },
+            subject: `${ctx.localCluster}: InferencePoolImport ${key}`,
+            path: `status.controllers[${i}].exportingClusters[${j}]`,
+          });
+          continue;
+        }
+        const r = this.pool(cluster, namespace, name, true);
+        for (const c of r.candidates) candidates.push(c);
+        if (r.problems.length > 0) for (const p of r.problems) (problems ??= []).push(p);
       }
-      const r = this.pool(cluster, namespace, name, key);
-      candidates.push(...r.candidates);
-      problems.push(...r.problems);
     }
-    return { candidates, problems };
-  }
-
-  private resolvePool(id: string, cluster: string, namespace: string, name: string, importName?: string): Expansion {
-    const { ctx } = this;
-    const local = cluster === ctx.localCluster;
-    const subject = `${cluster}: InferencePool ${nsName(namespace, name)}`;
-    const excluded = (reason: string, message: string): Expansion => ({
-      candidates: [],
-      problems: [{ exclusion: { subject: id, reason, message }, subject }],
-    });
-    const objs = ctx.clusters.get(cluster);
-    const pool = objs?.pools.get(nsName(namespace, name));
-    if (pool === undefined) {
-      const why = objs === undefined ? `no objects are loaded for cluster ${cluster}` : `cluster ${cluster} has no InferencePool ${nsName(namespace, name)}`;
-      const via = importName !== undefined && !local ? ` (listed as exporting by InferencePoolImport ${importName})` : '';
-      return excluded('PoolNotFound', `${why}${via}`);
+    if (listed.size === 0) {
+      return importProblem(ctx, key, 'NoExportingClusters', `InferencePoolImport ${key} lists no status.controllers[].exportingClusters; no cluster exports this pool yet`);
     }
-    if (!local && pool.metadata.annotations[EXPORT_ANNOTATION] !== 'ClusterSet') {
-      const found = pool.metadata.annotations[EXPORT_ANNOTATION];
-      return excluded(
-        'NotExported',
-        `InferencePool ${nsName(namespace, name)} in cluster ${cluster} is not exported: it needs annotation ${EXPORT_ANNOTATION}: "ClusterSet"` +
-          (found === undefined ? '' : ` (found "${found}")`),
-      );
-    }
-    const base = candidateBase(id, cluster, local, pool);
-    const epp = resolveEpp(ctx, cluster, pool);
-    if (ctx.mode === 'Parent' && !local) {
-      const parent = resolveParent(ctx, cluster, pool);
-      if (!parent.ok) return excluded(parent.reason, parent.message);
-      const c: Candidate = epp.ok
-        ? { ...base, via: 'parent', parent: parent.value, epp: epp.value }
-        : { ...base, via: 'parent', parent: parent.value };
-      return { candidates: [c], problems: [] };
-    }
-    if (!epp.ok) return excluded(epp.reason, epp.message);
-    // A remote FailOpen pool's parent Gateway, when it resolves, is where the data path fails open to.
-    const parent = !local && base.failureMode === 'FailOpen' ? resolveParent(ctx, cluster, pool) : undefined;
-    if (parent?.ok) return { candidates: [{ ...base, via: 'epp', epp: epp.value, parent: parent.value }], problems: [] };
-    return { candidates: [{ ...base, via: 'epp', epp: epp.value }], problems: [] };
+    return { candidates, problems: problems ?? NO_PROBLEMS };
   }
 }
 
-function candidateBase(id: string, cluster: string, local: boolean, pool: InferencePool) {
+const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+const byId = (a: Candidate, b: Candidate): number => compareStrings(a.id, b.id);
+
+function importProblem(ctx: BuildContext, key: string, reason: string, message: string): Expansion {
   return {
-    id,
-    cluster,
-    namespace: pool.metadata.namespace,
-    pool: pool.metadata.name,
-    local,
-    failureMode: pool.spec.endpointPickerRef.failureMode,
-    targetPorts: pool.spec.targetPorts.map((p) => p.number),
+    candidates: NO_CANDIDATES,
+    problems: [{ exclusion: { subject: `InferencePoolImport ${key}`, reason, message }, subject: `${ctx.localCluster}: InferencePoolImport ${key}` }],
   };
 }
 
-function expandRef(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRoute, ref: BackendRef, path: string): Expansion {
+function excluded(cluster: string, namespace: string, name: string, reason: string, message: string): Expansion {
+  return {
+    candidates: NO_CANDIDATES,
+    problems: [{ exclusion: { subject: `${cluster}/${namespace}/${name}`, reason, message }, subject: `${cluster}: InferencePool ${nsName(namespace, name)}` }],
+  };
+}
+
+function portNumbers(ports: InferencePool['spec']['targetPorts']): number[] {
+  const out = new Array<number>(ports.length);
+  for (let i = 0; i < ports.length; i++) out[i] = ports[i]!.number;
+  return out;
+}
+
+/** The candidate for a pool that exists in its cluster, or why it cannot be used. */
+function resolveFound(mode: BuildContext['mode'], memo: ClusterMemo, pool: InferencePool, warnings: Diagnostic[]): Expansion {
+  const { scope, local } = memo;
+  const { cluster } = scope;
+  const namespace = pool.metadata.namespace;
+  const name = pool.metadata.name;
+  if (!local && pool.metadata.annotations[EXPORT_ANNOTATION] !== 'ClusterSet') {
+    const found = pool.metadata.annotations[EXPORT_ANNOTATION];
+    return excluded(
+      cluster,
+      namespace,
+      name,
+      'NotExported',
+      `InferencePool ${nsName(namespace, name)} in cluster ${cluster} is not exported: it needs annotation ${EXPORT_ANNOTATION}: "ClusterSet"` +
+        (found === undefined ? '' : ` (found "${found}")`),
+    );
+  }
+  const id = `${cluster}/${namespace}/${name}`;
+  const failureMode = pool.spec.endpointPickerRef.failureMode;
+  const targetPorts = portNumbers(pool.spec.targetPorts);
+  const epp = resolveEpp(scope, pool, warnings);
+  // Key order as the builder always had it (id ... targetPorts, via, then parent/epp): /debug/routes JSON is unchanged.
+  if (mode === 'Parent' && !local) {
+    const parent = resolveParent(scope, pool);
+    if (!parent.ok) return excluded(cluster, namespace, name, parent.reason, parent.message);
+    const c: Candidate = epp.ok
+      ? { id, cluster, namespace, pool: name, local, failureMode, targetPorts, via: 'parent', parent: parent.value, epp: epp.value }
+      : { id, cluster, namespace, pool: name, local, failureMode, targetPorts, via: 'parent', parent: parent.value };
+    return { candidates: [c], problems: NO_PROBLEMS };
+  }
+  if (!epp.ok) return excluded(cluster, namespace, name, epp.reason, epp.message);
+  // A remote FailOpen pool's parent Gateway, when it resolves, is where the data path fails open to.
+  if (!local && failureMode === 'FailOpen') {
+    const parent = resolveParent(scope, pool);
+    if (parent.ok) {
+      return { candidates: [{ id, cluster, namespace, pool: name, local, failureMode, targetPorts, via: 'epp', epp: epp.value, parent: parent.value }], problems: NO_PROBLEMS };
+    }
+  }
+  return { candidates: [{ id, cluster, namespace, pool: name, local, failureMode, targetPorts, via: 'epp', epp: epp.value }], problems: NO_PROBLEMS };
+}
+
+const refPath = (index: number, j: number): string => `spec.rules[${index}].backendRefs[${j}]`;
+
+function expandRef(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRoute, ref: BackendRef, index: number, j: number): Expansion {
   const routeNs = route.metadata.namespace;
   const ns = ref.namespace ?? routeNs;
-  const who = `${ref.kind} ${nsName(ns, ref.name)}`;
-  const routeSubject = `${ctx.localCluster}: HTTPRoute ${nsName(routeNs, route.metadata.name)}`;
+  if (ns === routeNs) {
+    if (ref.kind === 'InferencePool' && ref.group === GROUP_INFERENCE) return resolver.pool(ctx.localCluster, ns, ref.name);
+    if (ref.kind === 'InferencePoolImport' && ref.group === GROUP_INFERENCE_X) return resolver.importRef(ns, ref.name);
+  }
   const refProblem = (reason: string, message: string): Expansion => ({
-    candidates: [],
-    problems: [{ exclusion: { subject: who, reason, message }, subject: routeSubject, path }],
+    candidates: NO_CANDIDATES,
+    problems: [{
+      exclusion: { subject: `${ref.kind} ${nsName(ns, ref.name)}`, reason, message },
+      subject: `${ctx.localCluster}: HTTPRoute ${nsName(routeNs, route.metadata.name)}`,
+      path: refPath(index, j),
+    }],
   });
   if (ns !== routeNs) {
     return refProblem(
@@ -171,8 +317,6 @@ function expandRef(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRo
         'and mcip-router does not support ReferenceGrant; put the route and the pool in the same namespace',
     );
   }
-  if (ref.kind === 'InferencePool' && ref.group === GROUP_INFERENCE) return resolver.pool(ctx.localCluster, ns, ref.name);
-  if (ref.kind === 'InferencePoolImport' && ref.group === GROUP_INFERENCE_X) return resolver.importRef(ns, ref.name);
   return refProblem(
     'InvalidKind',
     `backendRef group "${ref.group}" kind "${ref.kind}" is not routable by mcip-router; use InferencePool (group ${GROUP_INFERENCE}) ` +
@@ -180,35 +324,45 @@ function expandRef(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRo
   );
 }
 
-/** Expands one HTTPRoute rule into its backend groups. */
-export function expandRule(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRoute, index: number, rule: HTTPRouteRule): RouteRule {
-  const backends: BackendGroup[] = rule.backendRefs.map((ref, j) => {
-    const weight = Number.isFinite(ref.weight) ? Math.max(0, ref.weight) : 0;
-    const path = `spec.rules[${index}].backendRefs[${j}]`;
-    const { candidates, problems } = expandRef(ctx, resolver, route, ref, path);
-    // An exclusion that empties a weighted backendRef costs requests (HTTP 500): an error; otherwise a warning.
-    const fatal = candidates.length === 0 && weight > 0;
-    const severity = fatal ? 'error' : 'warning';
-    const impact = fatal
-      ? ` [backendRef ${path} of HTTPRoute ${nsName(route.metadata.namespace, route.metadata.name)} has no usable pool: its share of requests gets HTTP 500]`
-      : '';
-    for (const p of problems) {
-      ctx.diagnostics.add({
-        severity,
-        subject: p.subject,
-        ...(p.path !== undefined ? { path: p.path } : {}),
-        reason: p.exclusion.reason,
-        message: p.exclusion.message + impact,
-      });
-    }
-    return {
-      ref: { group: ref.group, kind: ref.kind, namespace: ref.namespace ?? route.metadata.namespace, name: ref.name },
-      weight,
-      candidates,
-      excluded: problems.map((p) => p.exclusion),
-    };
-  });
-  const totalWeight = backends.reduce((sum, b) => sum + b.weight, 0);
+function expandGroup(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRoute, index: number, ref: BackendRef, j: number): BackendGroup {
+  const weight = Number.isFinite(ref.weight) ? Math.max(0, ref.weight) : 0;
+  const { candidates, problems } = expandRef(ctx, resolver, route, ref, index, j);
+  const group = { group: ref.group, kind: ref.kind, namespace: ref.namespace ?? route.metadata.namespace, name: ref.name };
+  if (problems.length === 0) return { ref: group, weight, candidates, excluded: [] };
+  // An exclusion that empties a weighted backendRef costs requests (HTTP 500): an error; otherwise a warning.
+  const fatal = candidates.length === 0 && weight > 0;
+  const severity = fatal ? 'error' : 'warning';
+  const impact = fatal
+    ? ` [backendRef ${refPath(index, j)} of HTTPRoute ${nsName(route.metadata.namespace, route.metadata.name)} has no usable pool: its share of requests gets HTTP 500]`
+    : '';
+  for (const p of problems) {
+    ctx.diagnostics.add({
+      severity,
+      subject: p.subject,
+      ...(p.path !== undefined ? { path: p.path } : {}),
+      reason: p.exclusion.reason,
+      message: p.exclusion.message + impact,
+    });
+  }
+  return { ref: group, weight, candidates, excluded: problems.map((p) => p.exclusion) };
+}
+
+/** Expands one HTTPRoute rule into its backend groups; the rule carries its matches for the table and /debug. */
+export function expandRule(
+  ctx: BuildContext,
+  resolver: CandidateResolver,
+  route: HTTPRoute,
+  index: number,
+  rule: HTTPRouteRule,
+): RouteRule & { readonly matches: readonly HTTPRouteMatch[] } {
+  const refs = rule.backendRefs;
+  const backends = new Array<BackendGroup>(refs.length);
+  let totalWeight = 0;
+  for (let j = 0; j < refs.length; j++) {
+    const g = expandGroup(ctx, resolver, route, index, refs[j]!, j);
+    backends[j] = g;
+    totalWeight += g.weight;
+  }
   const policy = routePolicy(ctx, route);
   return {
     route: { namespace: route.metadata.namespace, name: route.metadata.name },
@@ -217,6 +371,7 @@ export function expandRule(ctx: BuildContext, resolver: CandidateResolver, route
     backends,
     totalWeight,
     ...(policy !== undefined ? { policy } : {}),
+    matches: rule.matches,
   };
 }
 

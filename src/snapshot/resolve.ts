@@ -2,10 +2,11 @@
  * Address resolution for one pool: its Endpoint Picker (any mode) and, for
  * remote pools in Parent mode, its parent Gateway.
  */
+import type { ClusterConfig } from '../config/schema.js';
 import { GROUP_CORE, GROUP_GATEWAY, type Gateway, type InferencePool, type ParentReference, type Service } from '../model/types.js';
 import { isIP, joinHostPort, parseHostPort } from './address.js';
-import { findOverride, nsName, type BuildContext } from './context.js';
-import type { EppTarget, ParentTarget } from './types.js';
+import { findOverride, lookup, nsName, type BuildContext, type ClusterObjects } from './context.js';
+import type { Diagnostic, EppTarget, ParentTarget } from './types.js';
 
 /** A resolution failure: CamelCase reason plus a message the operator can act on. */
 export interface Failure {
@@ -21,86 +22,110 @@ function poolName(pool: InferencePool, cluster: string): string {
   return `InferencePool ${nsName(pool.metadata.namespace, pool.metadata.name)} in cluster ${cluster}`;
 }
 
-type HostSource = Pick<EppTarget, 'host' | 'source'>;
-
-function serviceHost(svc: Service): HostSource | undefined {
-  const ingress = svc.status.loadBalancer.ingress[0];
-  const lb = ingress?.ip || ingress?.hostname;
-  if (lb) return { host: lb, source: 'loadBalancer' };
-  const ext = svc.spec.externalIPs[0];
-  if (ext) return { host: ext, source: 'externalIP' };
-  const cip = svc.spec.clusterIP;
-  if (cip && cip !== 'None') return { host: cip, source: 'clusterIP' };
-  return undefined;
+/** Where one cluster's objects and settings are looked up: its index (undefined when not loaded) and config. */
+export interface ClusterScope {
+  readonly cluster: string;
+  readonly objects: ClusterObjects | undefined;
+  readonly config: ClusterConfig | undefined;
 }
 
-/** Resolves the pool's endpointPickerRef Service in the pool's own cluster. */
-export function resolveEpp(ctx: BuildContext, cluster: string, pool: InferencePool): Resolved<EppTarget> {
+export function clusterScope(ctx: BuildContext, cluster: string): ClusterScope {
+  return { cluster, objects: ctx.clusters.get(cluster), config: ctx.clusterConfigs.get(cluster) };
+}
+
+/**
+ * Resolves the pool's endpointPickerRef Service in the pool's own cluster.
+ * Warnings that do not stop the resolution (a port the Service does not
+ * expose) are appended to `warnings`.
+ */
+export function resolveEpp(scope: ClusterScope, pool: InferencePool, warnings: Diagnostic[]): Resolved<EppTarget> {
+  const { cluster } = scope;
   const ref = pool.spec.endpointPickerRef;
   const ns = pool.metadata.namespace;
-  const who = poolName(pool, cluster);
   if (ref.group !== GROUP_CORE || ref.kind !== 'Service') {
     return fail(
       'InvalidExtensionRef',
-      `${who}: endpointPickerRef must be a core Service (group "", kind Service), got group "${ref.group}" kind "${ref.kind}"`,
+      `${poolName(pool, cluster)}: endpointPickerRef must be a core Service (group "", kind Service), got group "${ref.group}" kind "${ref.kind}"`,
     );
   }
   if (ref.port === undefined) {
-    return fail('InvalidExtensionRef', `${who}: endpointPickerRef.port.number is required for a Service`);
+    return fail('InvalidExtensionRef', `${poolName(pool, cluster)}: endpointPickerRef.port.number is required for a Service`);
   }
-  const svcName = nsName(ns, ref.name);
-  const svc = ctx.clusters.get(cluster)?.services.get(svcName);
-  if (svc?.spec.type === 'ExternalName') {
-    return fail('ExternalNameNotSupported', `${who}: EPP Service ${svcName} is of type ExternalName, which InferencePool forbids; use a ClusterIP or LoadBalancer Service`);
+  const svc = scope.objects === undefined ? undefined : lookup(scope.objects.services, ns, ref.name);
+  if (svc !== undefined && svc.spec.type === 'ExternalName') {
+    return fail(
+      'ExternalNameNotSupported',
+      `${poolName(pool, cluster)}: EPP Service ${nsName(ns, ref.name)} is of type ExternalName, which InferencePool forbids; use a ClusterIP or LoadBalancer Service`,
+    );
   }
-  const override = findOverride(ctx, cluster, 'services', ns, ref.name);
-  let host: HostSource;
+  const override = findOverride(scope.config, 'services', ns, ref.name);
+  let host: string;
+  let source: EppTarget['source'];
   let port = ref.port.number;
   if (override !== undefined) {
     const hp = parseHostPort(override.address);
     if (hp === undefined) {
-      return fail('InvalidAddressOverride', `clusters[${cluster}].addressOverrides.services ${svcName}: "${override.address}" is not host, host:port or [ipv6]:port`);
+      return fail('InvalidAddressOverride', `clusters[${cluster}].addressOverrides.services ${nsName(ns, ref.name)}: "${override.address}" is not host, host:port or [ipv6]:port`);
     }
-    host = { host: hp.host, source: 'override' };
+    host = hp.host;
+    source = 'override';
     if (hp.port !== undefined) port = hp.port;
   } else {
     if (svc === undefined) {
       return fail(
         'ServiceNotFound',
-        `${who}: EPP Service ${svcName} not found in cluster ${cluster}; add it to that cluster's objects or set clusters[${cluster}].addressOverrides.services`,
+        `${poolName(pool, cluster)}: EPP Service ${nsName(ns, ref.name)} not found in cluster ${cluster}; add it to that cluster's objects or set clusters[${cluster}].addressOverrides.services`,
       );
     }
-    const found = serviceHost(svc);
-    if (found === undefined) {
+    const ingress = svc.status.loadBalancer.ingress[0];
+    const lb = ingress?.ip || ingress?.hostname;
+    const ext = svc.spec.externalIPs[0];
+    const cip = svc.spec.clusterIP;
+    if (lb) {
+      host = lb;
+      source = 'loadBalancer';
+    } else if (ext) {
+      host = ext;
+      source = 'externalIP';
+    } else if (cip && cip !== 'None') {
+      host = cip;
+      source = 'clusterIP';
+    } else {
       return fail(
         'NoServiceAddress',
-        `${who}: EPP Service ${svcName} has no load-balancer ingress, external IP or cluster IP (headless?); set clusters[${cluster}].addressOverrides.services`,
+        `${poolName(pool, cluster)}: EPP Service ${nsName(ns, ref.name)} has no load-balancer ingress, external IP or cluster IP (headless?); set clusters[${cluster}].addressOverrides.services`,
       );
     }
-    host = found;
-    if (svc.spec.ports.length > 0 && !svc.spec.ports.some((p) => p.port === port)) {
-      ctx.diagnostics.add({
+    const ports = svc.spec.ports;
+    if (ports.length > 0 && !exposes(ports, port)) {
+      const svcName = nsName(ns, ref.name);
+      warnings.push({
         severity: 'warning',
         subject: `${cluster}: Service ${svcName}`,
         reason: 'ServicePortMismatch',
-        message: `endpointPickerRef of ${who} uses port ${port}, which Service ${svcName} does not expose (${svc.spec.ports.map((p) => p.port).join(', ')})`,
+        message: `endpointPickerRef of ${poolName(pool, cluster)} uses port ${port}, which Service ${svcName} does not expose (${ports.map((p) => p.port).join(', ')})`,
       });
     }
   }
-  const tls = ctx.clusterConfigs.get(cluster)?.epp.tls;
+  const tls = scope.config?.epp.tls;
   if (tls === undefined) return fail('UnknownCluster', `cluster ${cluster} is not in config clusters[]`);
   return {
     ok: true,
     value: {
-      address: joinHostPort(host.host, port),
-      host: host.host,
+      address: joinHostPort(host, port),
+      host,
       port,
       cluster,
       service: { namespace: ns, name: ref.name },
-      source: host.source,
+      source,
       tls,
     },
   };
+}
+
+function exposes(ports: Service['spec']['ports'], port: number): boolean {
+  for (let i = 0; i < ports.length; i++) if (ports[i]!.port === port) return true;
+  return false;
 }
 
 /** The listener port for a parentRef: sectionName listener, parentRef.port, first HTTP listener, first listener. */
@@ -114,11 +139,12 @@ function listenerPort(gw: Gateway | undefined, ref: ParentReference): number | u
   return (gw.spec.listeners.find((l) => l.protocol.toUpperCase() === 'HTTP') ?? gw.spec.listeners[0])?.port;
 }
 
-function tryParent(ctx: BuildContext, cluster: string, ref: ParentReference, ns: string): Resolved<ParentTarget> {
+function tryParent(scope: ClusterScope, ref: ParentReference, ns: string): Resolved<ParentTarget> {
+  const { cluster } = scope;
   const key = nsName(ns, ref.name);
-  const gw = ctx.clusters.get(cluster)?.gateways.get(key);
+  const gw = scope.objects === undefined ? undefined : lookup(scope.objects.gateways, ns, ref.name);
   const gateway = { namespace: ns, name: ref.name };
-  const override = findOverride(ctx, cluster, 'gateways', ns, ref.name);
+  const override = findOverride(scope.config, 'gateways', ns, ref.name);
   if (override !== undefined) {
     const hp = parseHostPort(override.address);
     if (hp === undefined || !isIP(hp.host)) {
@@ -152,7 +178,8 @@ function tryParent(ctx: BuildContext, cluster: string, ref: ParentReference, ns:
 }
 
 /** The first resolvable Gateway (in name order) among the pool's status.parents in its cluster. */
-export function resolveParent(ctx: BuildContext, cluster: string, pool: InferencePool): Resolved<ParentTarget> {
+export function resolveParent(scope: ClusterScope, pool: InferencePool): Resolved<ParentTarget> {
+  const { cluster } = scope;
   const poolNs = pool.metadata.namespace;
   const refs = pool.status.parents
     .map((p) => p.parentRef)
@@ -167,7 +194,7 @@ export function resolveParent(ctx: BuildContext, cluster: string, pool: Inferenc
   }
   const failures: Failure[] = [];
   for (const { ref, ns } of refs) {
-    const r = tryParent(ctx, cluster, ref, ns);
+    const r = tryParent(scope, ref, ns);
     if (r.ok) return r;
     failures.push(r);
   }

@@ -97,6 +97,28 @@ describe('SignalStore', () => {
     expect(v).toMatchObject({ ready: 'ready', source: 'epp-health' }); // health still serving; stale 0 pods ignored
   });
 
+  it('cached() never evaluates (the request path); probe results and the timer keep it current', async () => {
+    const clock = fakeClock();
+    const e = await epp();
+    const m = await metricsServer(poolMetricsText('p', { readyPods: 3 }));
+    // A timer too slow to matter in this test: only probe results may refresh cached().
+    const s = store({ config: signalsConfig({ local: { epp: { metrics: { port: m.port, intervalMs: 100 } } } }), clock, evaluateIntervalMs: 60_000 });
+    s.update(snapshotOf(viaEpp('local', 'p', eppTarget('local', e.address))));
+    // Probe and scrape results re-evaluate their own candidates, so cached() follows them.
+    await expect.poll(() => s.cached().get('local/ns/p').readyPods, { timeout: 3000 }).toBe(3);
+    await expect.poll(() => s.cached().get('local/ns/p').ready, { timeout: 3000 }).toBe('ready');
+    // Time-based transitions (staleness) wait for an evaluation: cached() does not run one ...
+    m.setStatus(500);
+    await new Promise((r) => setTimeout(r, 150));
+    clock.advance(10_000);
+    const before = s.cached();
+    expect(s.cached()).toBe(before);
+    expect(before.get('local/ns/p').readyPods).toBe(3);
+    // ... view() does (debug endpoints), and cached() then shows its result.
+    expect(s.view().get('local/ns/p').readyPods).toBeUndefined();
+    expect(s.cached().get('local/ns/p').readyPods).toBeUndefined();
+  });
+
   it('Parent mode: an unreachable EPP never marks the candidate down; the parent probe decides; a reachable EPP wins', async () => {
     const hole = await blackHole();
     const parent = await tcpListener();

@@ -1,0 +1,149 @@
+// Frozen copy of src/snapshot/attach.ts as of commit 9580a0d (before the build-performance work), kept only as
+// the reference for test/snapshot/equivalence.test.ts. Do not edit it, and do not import it from src/.
+/**
+ * Which local HTTPRoutes attach to the served Gateways, and with which
+ * effective hostnames (Gateway API parentRef, listener and hostname rules).
+ */
+import { GROUP_GATEWAY, type Gateway, type GatewayListener, type HTTPRoute, type ParentReference } from '../../../src/model/types.js';
+import { nsName, type BuildContext } from './context.js';
+import { intersectHostnames, unionHostnames, type HostnameSet } from '../../../src/snapshot/hostname.js';
+
+export interface AttachedRoute {
+  readonly route: HTTPRoute;
+  /** Served Gateways ("namespace/name") the route attached to. */
+  readonly parents: readonly string[];
+  /** Effective hostnames, normalised; empty = any host. */
+  readonly hostnames: readonly string[];
+}
+
+type Attachment =
+  | { readonly ok: true; readonly hostnames: HostnameSet }
+  | { readonly ok: false; readonly reason: string; readonly message: string };
+
+/** Listener protocols that can never carry an HTTPRoute. */
+const NON_HTTP = new Set(['TCP', 'UDP', 'TLS']);
+
+function describeRef(ref: ParentReference): string {
+  const parts: string[] = [];
+  if (ref.sectionName !== undefined) parts.push(`sectionName "${ref.sectionName}"`);
+  if (ref.port !== undefined) parts.push(`port ${ref.port}`);
+  return parts.join(' and ');
+}
+
+function selectListeners(gw: Gateway, ref: ParentReference): readonly GatewayListener[] {
+  return gw.spec.listeners.filter(
+    (l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port),
+  );
+}
+
+function allowsNamespace(ctx: BuildContext, gw: Gateway, listener: GatewayListener, routeNs: string): boolean {
+  const from = listener.allowedRoutes.namespaces.from;
+  if (from === 'All') return true;
+  if (from === 'Same') return routeNs === gw.metadata.namespace;
+  const i = gw.spec.listeners.indexOf(listener);
+  ctx.diagnostics.add({
+    severity: 'warning',
+    subject: `${ctx.localCluster}: Gateway ${nsName(gw.metadata.namespace, gw.metadata.name)}`,
+    path: `spec.listeners[${i}].allowedRoutes.namespaces`,
+    reason: 'SelectorNotEvaluated',
+    message:
+      `listener "${listener.name}" selects route namespaces by label, but the router does not read Namespaces; ` +
+      'routes from every namespace are allowed on it. Use from: Same or All to make this explicit',
+  });
+  return true;
+}
+
+function attachToGateway(ctx: BuildContext, route: HTTPRoute, ref: ParentReference, gw: Gateway): Attachment {
+  const gwName = `Gateway ${nsName(gw.metadata.namespace, gw.metadata.name)}`;
+  const selected = selectListeners(gw, ref);
+  if (selected.length === 0) {
+    const what = describeRef(ref);
+    return {
+      ok: false,
+      reason: 'NoMatchingParent',
+      message: what
+        ? `${gwName} has no listener with ${what}; fix the parentRef or the Gateway's listeners`
+        : `${gwName} has no listeners`,
+    };
+  }
+  const http = selected.filter((l) => !NON_HTTP.has(l.protocol.toUpperCase()));
+  if (http.length === 0) {
+    return {
+      ok: false,
+      reason: 'NotAllowedByListeners',
+      message: `the selected listeners of ${gwName} (${selected.map((l) => `${l.name}/${l.protocol}`).join(', ')}) do not accept HTTPRoutes`,
+    };
+  }
+  const allowed = http.filter((l) => allowsNamespace(ctx, gw, l, route.metadata.namespace));
+  if (allowed.length === 0) {
+    return {
+      ok: false,
+      reason: 'NotAllowedByListeners',
+      message:
+        `the listeners of ${gwName} allow routes only from namespace ${gw.metadata.namespace} ` +
+        `(allowedRoutes.namespaces.from: Same); set from: All or move the route`,
+    };
+  }
+  const sets = allowed.map((l) => intersectHostnames(route.spec.hostnames, l.hostname));
+  const hostnames = unionHostnames(sets);
+  if (hostnames !== 'any' && hostnames.length === 0) {
+    const listenerHosts = allowed.map((l) => l.hostname ?? '*').join(', ');
+    return {
+      ok: false,
+      reason: 'NoMatchingListenerHostname',
+      message: `route hostnames (${route.spec.hostnames.join(', ')}) intersect no listener hostname of ${gwName} (${listenerHosts})`,
+    };
+  }
+  return { ok: true, hostnames };
+}
+
+/** Attaches every local HTTPRoute that names a served Gateway; reports those that cannot attach. */
+export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
+  const local = ctx.clusters.get(ctx.localCluster);
+  const served = new Map<string, Gateway | undefined>();
+  for (const g of ctx.config.gateways) {
+    const key = nsName(g.namespace, g.name);
+    const gw = local?.gateways.get(key);
+    served.set(key, gw);
+    if (gw === undefined) {
+      ctx.diagnostics.add({
+        severity: 'info',
+        subject: `${ctx.localCluster}: Gateway ${key}`,
+        reason: 'GatewayNotFound',
+        message:
+          `served Gateway ${key} is not among cluster ${ctx.localCluster}'s objects; routes naming it attach ` +
+          'without listener, allowedRoutes or hostname checks',
+      });
+    }
+  }
+  const out: AttachedRoute[] = [];
+  for (const route of local?.routes ?? []) {
+    const parents: string[] = [];
+    const sets: HostnameSet[] = [];
+    route.spec.parentRefs.forEach((ref, i) => {
+      if (ref.group !== GROUP_GATEWAY || ref.kind !== 'Gateway') return;
+      const key = nsName(ref.namespace ?? route.metadata.namespace, ref.name);
+      if (!served.has(key)) return;
+      const gw = served.get(key);
+      const res: Attachment = gw === undefined
+        ? { ok: true, hostnames: intersectHostnames(route.spec.hostnames, undefined) }
+        : attachToGateway(ctx, route, ref, gw);
+      if (!res.ok) {
+        ctx.diagnostics.add({
+          severity: 'warning',
+          subject: `${ctx.localCluster}: HTTPRoute ${nsName(route.metadata.namespace, route.metadata.name)}`,
+          path: `spec.parentRefs[${i}]`,
+          reason: res.reason,
+          message: `${res.message}; the route is not attached to it`,
+        });
+        return;
+      }
+      if (!parents.includes(key)) parents.push(key);
+      sets.push(res.hostnames);
+    });
+    if (parents.length === 0) continue;
+    const hostnames = unionHostnames(sets);
+    out.push({ route, parents, hostnames: hostnames === 'any' ? [] : hostnames });
+  }
+  return out;
+}
