@@ -20,7 +20,7 @@ export async function runCheck(config: RouterConfig, logger: Logger): Promise<Ch
   const states: ClusterState[] = [];
   const errors: SourceError[] = [];
   for (const cluster of config.clusters) {
-    const source = createObjectSource(cluster, config, logger.child({ cluster: cluster.name }));
+    const source = await createObjectSource(cluster, config, logger.child({ cluster: cluster.name }));
     let state: ClusterState | undefined;
     try {
       await source.start({

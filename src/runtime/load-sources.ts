@@ -32,7 +32,7 @@ export interface StartedSources {
 }
 
 export async function startSources(config: RouterConfig, listener: SourceListener, logger: Logger): Promise<StartedSources> {
-  const sources = config.clusters.map((c) => createObjectSource(c, config, logger.child({ cluster: c.name })));
+  const sources = await Promise.all(config.clusters.map((c) => createObjectSource(c, config, logger.child({ cluster: c.name }))));
   const results = await Promise.allSettled(sources.map((s) => s.start(listener)));
   const fatal: SourceError[] = [];
   const degraded: SourceError[] = [];

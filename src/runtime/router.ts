@@ -4,8 +4,8 @@
  * start real routers on real sockets.
  */
 import { controllerEnabled, type RouterConfig } from '../config/schema.js';
-import { startImportController, type ImportControllerHandle } from '../controller/index.js';
-import { KubernetesSource } from '../sources/kubernetes/index.js';
+import type { ImportControllerHandle } from '../controller/index.js';
+import { kubernetesModuleFor } from '../sources/create-source.js';
 import type { Logger } from '../log.js';
 import { RouterMetrics } from '../admin/metrics.js';
 import { json, startAdminServer, type AdminServer } from '../admin/server.js';
@@ -43,12 +43,16 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   const { logger } = options;
   const metrics = new RouterMetrics({ defaultMetrics: options.processMetrics ?? true });
   const store = new SnapshotStore(config, logger, metrics);
+  // Kubernetes support (~90 MB of @kubernetes/client-node) is imported only when a member reads a Kubernetes API;
+  // createObjectSource imports the same module, so instanceof below sees the same class.
+  const kube = await kubernetesModuleFor(config);
   const sources = await startSources(
     config,
     { onState: (s) => store.applyState(s), onError: (e) => store.reportError(e) },
     logger,
   );
   for (const e of sources.degraded) store.reportError(e);
+  const kubernetesSources = kube ? sources.sources.filter((s) => s instanceof kube.KubernetesSource) : [];
   const first = store.release();
 
   // Probing and scraping run on timers, off the request path; one prober per distinct EPP/parent.
@@ -64,9 +68,10 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   let controller: ImportControllerHandle | undefined;
   if (controllerEnabled(config)) {
     const local = sources.sources.find((s) => s.cluster === config.clusterName);
-    const kubeConfig = local instanceof KubernetesSource ? local.kubeConfig : undefined;
+    const kubeConfig = kube && local instanceof kube.KubernetesSource ? local.kubeConfig : undefined;
     if (kubeConfig) {
       // Status writing is leader-elected; every replica serves traffic regardless.
+      const { startImportController } = await import('../controller/index.js');
       controller = await startImportController({
         config,
         kubeConfig,
@@ -130,9 +135,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
           json(200, {
             clusters: store.snapshot()?.clusters ?? [],
             rejected: Object.fromEntries(store.sourceErrors()),
-            kubernetes: Object.fromEntries(
-              sources.sources.filter((s) => s instanceof KubernetesSource).map((s) => [s.cluster, (s as KubernetesSource).resources()]),
-            ),
+            kubernetes: Object.fromEntries(kubernetesSources.map((s) => [s.cluster, s.resources()])),
             importController: controller ? { leader: controller.isLeader(), writes: controller.counts() } : { enabled: false },
           }),
         '/debug/routes': () => {

@@ -34,10 +34,10 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the CLI to completion (for --help, --check and failures). */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<CliRun> {
+/** Runs the CLI to completion (for --help, --check and failures). `nodeArgs` go before the script (e.g. `--import`). */
+export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000, nodeArgs: string[] = []): Promise<CliRun> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -64,9 +64,17 @@ export interface ServingRouter {
 }
 
 /** Starts `mcip-router --config FILE` and waits for its "serving" log line. */
-export function startCli(args: string[], timeoutMs = 20_000): Promise<ServingRouter> {
+export function startCli(
+  args: string[],
+  timeoutMs = 20_000,
+  o: { nodeArgs?: string[]; env?: Record<string, string> } = {},
+): Promise<ServingRouter> {
   return new Promise((resolveStart, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(o.nodeArgs ?? []), MAIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...o.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const logs: Record<string, unknown>[] = [];
     let stderr = '';
     let buffered = '';

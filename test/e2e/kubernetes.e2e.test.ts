@@ -142,6 +142,14 @@ describe('Kubernetes mode end to end', () => {
     const text = await router.metrics.registry.metrics();
     expect(text).toMatch(/^mcip_import_controller_leader 1$/m);
     expect(await metric('mcip_import_status_writes_total', 'result="written"')).toBeGreaterThanOrEqual(1);
+    // /debug/sources sees both (lazily loaded) Kubernetes sources and the controller.
+    const sources = (await (await fetch(`http://${router.adminAddress}/debug/sources`)).json()) as {
+      kubernetes: Record<string, unknown[]>;
+      importController: { leader?: boolean; enabled?: boolean };
+    };
+    expect(Object.keys(sources.kubernetes).sort()).toEqual(['cluster-a', 'cluster-b']);
+    expect(sources.kubernetes['cluster-a']!.length).toBeGreaterThan(sources.kubernetes['cluster-b']!.length);
+    expect(sources.importController.leader).toBe(true);
   });
 
   it('a remote API outage marks cluster-b stale, keeps its last objects and local traffic, and recovers', async () => {

@@ -70,11 +70,11 @@ describe('config: kubernetes sources and controller', () => {
     ]);
   });
 
-  it('createObjectSource picks the source per cluster', () => {
+  it('createObjectSource picks the source per cluster', async () => {
     const r = parse({ clusters: [{ name: 'cluster-a', manifests: { paths: ['/tmp/none'] } }, { name: 'cluster-b', kubernetes: { kubeconfig: '/nonexistent' } }] });
     if (!r.success) throw new Error('config');
-    expect(createObjectSource(r.data.clusters[0]!, r.data, silent)).toBeInstanceOf(ManifestSource);
-    const remote = createObjectSource(r.data.clusters[1]!, r.data, silent);
+    expect(await createObjectSource(r.data.clusters[0]!, r.data, silent)).toBeInstanceOf(ManifestSource);
+    const remote = await createObjectSource(r.data.clusters[1]!, r.data, silent);
     expect(remote).toBeInstanceOf(KubernetesSource);
     expect(remote.cluster).toBe('cluster-b');
   });
@@ -82,7 +82,7 @@ describe('config: kubernetes sources and controller', () => {
   it('a missing kubeconfig file rejects start() with reason read', async () => {
     const r = parse({ clusters: [{ name: 'cluster-a', kubernetes: { kubeconfig: '/nonexistent/kubeconfig' } }] });
     if (!r.success) throw new Error('config');
-    const s = createObjectSource(r.data.clusters[0]!, r.data, silent);
+    const s = await createObjectSource(r.data.clusters[0]!, r.data, silent);
     await expect(s.start({ onState: () => undefined, onError: () => undefined })).rejects.toMatchObject({
       reason: 'read',
       message: expect.stringContaining('/nonexistent/kubeconfig'),

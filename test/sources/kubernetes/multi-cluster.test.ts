@@ -49,7 +49,7 @@ async function startRouter(cfg: RouterConfig): Promise<void> {
     snapshot = buildSnapshot({ config: cfg, clusters: [...states.values()], version: ++snapshots }).snapshot;
   };
   for (const c of cfg.clusters) {
-    const s = createObjectSource(c, cfg, silent);
+    const s = await createObjectSource(c, cfg, silent);
     sources.push(s);
     await s.start({
       onState: (st) => {
@@ -114,8 +114,8 @@ describe('Kubernetes mode, two clusters', () => {
     const cfg = config();
     const states = new Map<string, ClusterState>();
     const results = await Promise.allSettled(
-      cfg.clusters.map((c) => {
-        const s = createObjectSource(c, { ...cfg, kubernetes: { ...cfg.kubernetes, initialSyncTimeoutMs: 300 } }, silent);
+      cfg.clusters.map(async (c) => {
+        const s = await createObjectSource(c, { ...cfg, kubernetes: { ...cfg.kubernetes, initialSyncTimeoutMs: 300 } }, silent);
         sources.push(s);
         return s.start({ onState: (st) => states.set(st.cluster, st), onError: () => undefined });
       }),
