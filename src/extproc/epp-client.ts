@@ -149,6 +149,8 @@ export class EppClientPool {
       'grpc.initial_reconnect_backoff_ms': 250,
       'grpc.max_reconnect_backoff_ms': 5_000,
       'grpc.enable_retries': 0,
+      // Channelz keeps per-call tracing state; the router exports its own metrics instead.
+      'grpc.enable_channelz': 0,
       'grpc.service_config_disable_resolution': 1,
     };
   }

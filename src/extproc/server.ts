@@ -27,6 +27,8 @@ export function createExtProcServer(deps: ExtProcDeps): ExtProcServer {
   const server = new Server({
     'grpc.max_receive_message_length': max,
     'grpc.max_send_message_length': max,
+    // Channelz stays on here: with it off, grpc-js's forceShutdown no longer reaches open
+    // sessions, and a drain that times out could not cut the streams that are left.
   });
   const health = new HealthState();
   const streams = new Set<ExtProcStream>();

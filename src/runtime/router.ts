@@ -104,7 +104,8 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     eppClients,
     observer: metrics,
     logger,
-    signals,
+    // The request path reads the cached view: it never pays for a full evaluation.
+    signals: { view: () => signals.cached() },
     outcomes: signals,
     picker: config.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
