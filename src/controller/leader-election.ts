@@ -11,6 +11,7 @@
  * - stop() releases the Lease (empty holder) so another replica takes over at once.
  * Every update carries the read resourceVersion; a 409 means someone else won.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeConfig, V1Lease } from '@kubernetes/client-node';
 import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -59,7 +60,8 @@ export class LeaderElector {
   private lastRenewAt = 0;
   /** The last lease record we saw, and when (our clock) we first saw it. */
   private observed: { key: string; at: number; resourceVersion?: string } | undefined;
-  private wake: (() => void) | undefined;
+  /** Aborted by stop(): ends a retry pause at once. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly o: LeaderElectorOptions) {}
 
@@ -82,7 +84,7 @@ export class LeaderElector {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.wake?.();
+    this.stopping.abort();
     await this.loop;
     if (this.leading) {
       this.setLeading(false);
@@ -197,16 +199,8 @@ export class LeaderElector {
     this.o.logger?.info({ lease: this.leaseName }, 'lease released');
   }
 
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.wake = undefined;
-        resolve();
-      }, ms);
-      this.wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    });
+  /** Pauses `ms`, or less if stop() is called meanwhile. */
+  private async pause(ms: number): Promise<void> {
+    await delay(ms, undefined, { signal: this.stopping.signal }).catch(() => undefined);
   }
 }

@@ -10,6 +10,7 @@
  *   objects stay in the store (except for a missing CRD: its objects are gone).
  * - A client-side watch timeout or a clean server close -> immediate re-watch.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { DecodeResult } from '../../model/types.js';
@@ -57,7 +58,8 @@ export class ResourceInformer {
   private needList = true;
   private stopped = false;
   private abort: AbortController | undefined;
-  private wake: (() => void) | undefined;
+  /** Aborted by stop(): ends a backoff sleep at once. */
+  private readonly stopping = new AbortController();
   private current: InformerStatus = { state: 'pending' };
   private readonly settled: Promise<void>;
   private settle!: () => void;
@@ -90,7 +92,7 @@ export class ResourceInformer {
   stop(): void {
     this.stopped = true;
     this.abort?.abort();
-    this.wake?.();
+    this.stopping.abort();
   }
 
   private async run(): Promise<void> {
@@ -248,18 +250,8 @@ export class ResourceInformer {
     if (!same) this.d.onStatus(s);
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.stopped) return resolve();
-      const t = setTimeout(() => {
-        this.wake = undefined;
-        resolve();
-      }, ms);
-      this.wake = () => {
-        clearTimeout(t);
-        this.wake = undefined;
-        resolve();
-      };
-    });
+  /** Sleeps `ms`, or less if stop() is called meanwhile (or was already). */
+  private async sleep(ms: number): Promise<void> {
+    await delay(ms, undefined, { signal: this.stopping.signal }).catch(() => undefined);
   }
 }
