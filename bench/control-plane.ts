@@ -53,11 +53,11 @@ export async function runControlPlane(o: BenchOptions, profileDir: string): Prom
   const reload: ReloadPoint[] = [];
   const largest = Math.max(...o.reloadSizes);
   for (const routes of o.reloadSizes) {
-    let flags: string[] = [];
+    let flags: string[] = [...o.routerNodeArgs];
     if (o.profile && routes === largest) {
       mkdirSync(profileDir, { recursive: true });
       const name = `router-reload-${routes}`;
-      flags = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`];
+      flags = [...o.routerNodeArgs, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`];
       profiles.push({ process: `${name} (start-up + ${o.quick ? 2 : 3} manifest reloads)`, file: `${profileDir}/${name}.cpuprofile` });
     }
     const p = await reloadPoint(routes, o.quick ? 2 : 3, flags);

@@ -41,9 +41,9 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
     const ports = epp.info as EppPorts;
     const floor = await forkChild('floor-proxy', PROCS.floor, ['--target', `127.0.0.1:${ports.ports[0]}`]);
     started.push(floor);
-    const router = await spawnRouter(writeTopology('Endpoint', ports).configFile, profFlags('router-endpoint'));
+    const router = await spawnRouter(writeTopology('Endpoint', ports).configFile, [...o.routerNodeArgs, ...profFlags('router-endpoint')]);
     started.push(router);
-    const parent = await spawnRouter(writeTopology('Parent', ports).configFile, profFlags('router-parent'));
+    const parent = await spawnRouter(writeTopology('Parent', ports).configFile, [...o.routerNodeArgs, ...profFlags('router-parent')]);
     started.push(parent);
     const gen = await forkChild('loadgen', PROCS.loadgen);
     started.push(gen);
@@ -57,7 +57,7 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
       router: router.extProc,
       parent: parent.extProc,
     };
-    await gen.rpc.call('connect', { targets: address, connections: o.connections });
+    await gen.rpc.call('connect', { targets: address, connections: o.connections, maxRequestsPerConnection: o.maxRequestsPerConnection });
     for (const setup of SETUPS) {
       for (const variant of o.variants) {
         const r = await gen.rpc.call<{ destination: string }>('preflight', { target: setup, variant });
@@ -164,6 +164,8 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
     openStreams.push(...(await holdStreams(['router'], 'after-load')));
     const routerMemoryAfterLoad = await routerMemory(router);
     log(`router memory after load: ${JSON.stringify(routerMemoryAfterLoad)}`);
+    const generatorConnections = await gen.rpc.call<DataPathResults['generatorConnections']>('stats');
+    log(`generator connections opened (max ${o.maxRequestsPerConnection || 'unlimited'} streams each): ${JSON.stringify(generatorConnections)}`);
 
     return {
       results: {
@@ -173,6 +175,9 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
         warmupMs: o.warmupMs,
         measureMs: o.measureMs,
         connections: o.connections,
+        maxRequestsPerConnection: o.maxRequestsPerConnection,
+        generatorConnections,
+        routerNodeArgs: o.routerNodeArgs,
         rateRps,
         cells,
         comparisons: compare(cells),

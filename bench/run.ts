@@ -66,8 +66,29 @@ function gitHead(): string {
   }
 }
 
+/**
+ * What the machine's load says about the numbers. The bench itself keeps both cores busy, so
+ * the load average at the end is mostly its own; the one at start tells whether anything
+ * else was running.
+ */
+function caveat(cores: number, atStart: number, atEnd: number): string {
+  const shared =
+    'generator, EPP, proxies and routers all compete for the same cores, so absolute numbers include the scheduling of several busy processes on ' +
+    `${cores} cores. Set-ups are interleaved per cell to spread any drift evenly.`;
+  if (atStart < 1) {
+    return (
+      `Measured on the ${cores}-core machine with nothing else running (1-min load average ${atStart.toFixed(2)} at start; ` +
+      `${atEnd.toFixed(1)} at end, the bench's own load): ${shared}`
+    );
+  }
+  return (
+    `Measured on a shared ${cores}-core machine with other work running (1-min load average ${atStart.toFixed(1)} at start, ` +
+    `${atEnd.toFixed(1)} at end): ${shared} Absolute numbers and even ratios are noisy: re-run on an idle machine before trusting a PASS or MISS.`
+  );
+}
+
 const EMPTY_DATA_PATH: DataPathResults = {
-  setups: [], variants: [], rounds: 0, warmupMs: 0, measureMs: 0, connections: 0, rateRps: {}, cells: [], comparisons: [], openStreams: [], routerIdleRssMb: NaN, routerSignals: {},
+  setups: [], variants: [], rounds: 0, warmupMs: 0, measureMs: 0, connections: 0, maxRequestsPerConnection: 0, generatorConnections: {}, routerNodeArgs: [], rateRps: {}, cells: [], comparisons: [], openStreams: [], routerIdleRssMb: NaN, routerSignals: {},
   routerMemoryAfterLoad: { rssMb: NaN, heapUsedMb: NaN, heapTotalMb: NaN, externalMb: NaN }, profiled: false, closeMode: 'reset', closeCheck: { mode: 'graceful', cells: [] },
 };
 
@@ -104,10 +125,7 @@ async function main(): Promise<void> {
     loadAvgEnd,
     distBuiltAt,
     gitHead: gitHead(),
-    caveat:
-      `Measured on a shared ${cpus().length}-core machine while other engineers' test runs were active (1-min load average ${loadAvgStart[0]!.toFixed(1)} at start, ` +
-      `${loadAvgEnd[0]!.toFixed(1)} at end): generator, EPP, proxies and routers all compete for the same cores, so absolute numbers and even ratios are noisy. ` +
-      'Set-ups are interleaved per cell to spread the noise evenly; re-run on an idle machine before trusting a PASS or MISS.',
+    caveat: caveat(cpus().length, loadAvgStart[0]!, loadAvgEnd[0]!),
     wallS: (performance.now() - t0) / 1000,
   };
   const partial = { dataPath: dp.results, controlPlane: cp.results };

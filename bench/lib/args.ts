@@ -4,8 +4,9 @@
  * plane repetitions), meant to finish in well under a minute.
  */
 import { resolve } from 'node:path';
+import { routerMaxRequestsPerConnection } from '../../test/envoy/config-fixtures.js';
 import { ROOT } from './paths.js';
-import type { Variant } from './types.js';
+import { VARIANTS, type Variant } from './types.js';
 
 export interface BenchOptions {
   readonly quick: boolean;
@@ -38,12 +39,20 @@ export interface BenchOptions {
   readonly build: boolean;
   /** How the generator ends a finished stream: 'reset' as Envoy does (half-close + RST_STREAM), or 'graceful'. */
   readonly close: 'reset' | 'graceful';
+  /**
+   * Streams per generator connection before it is drained and replaced, as Envoy's
+   * `max_requests_per_connection` on the mcip_router cluster (default: that value in
+   * envoy/envoy.yaml); 0 = never.
+   */
+  readonly maxRequestsPerConnection: number;
+  /** Extra node flags for every router process the bench starts (e.g. --max-semi-space-size=4). */
+  readonly routerNodeArgs: readonly string[];
 }
 
 export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] [--warmup-ms N] [--measure-ms N]
-  [--rounds N] [--concurrency 1,16,64,256] [--rate N] [--connections N] [--open-streams N]
+  [--rounds N] [--concurrency 1,16,64,256] [--variants 2k,64k] [--rate N] [--connections N] [--open-streams N]
   [--routes 10,100,1000] [--reload-routes 10,100] [--skip-data-path] [--skip-control-plane] [--latest|--no-latest] [--no-build]
-  [--close reset|graceful]
+  [--close reset|graceful] [--max-requests-per-connection N] [--router-node-args "FLAGS"]
 `;
 
 function list(v: string): number[] {
@@ -80,10 +89,20 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     latest: !quick,
     build: true,
     close: 'reset' as 'reset' | 'graceful',
+    maxRequestsPerConnection: undefined as number | undefined,
+    routerNodeArgs: [] as readonly string[],
   };
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
+    // --flag=value is --flag value.
+    const eq = argv[i]!.startsWith('--') ? argv[i]!.indexOf('=') : -1;
+    const a = eq > 0 ? argv[i]!.slice(0, eq) : argv[i]!;
+    let inline = eq > 0 ? argv[i]!.slice(eq + 1) : undefined;
     const next = (): string => {
+      if (inline !== undefined) {
+        const v = inline;
+        inline = undefined;
+        return v;
+      }
       const v = argv[++i];
       if (v === undefined) throw new Error(`${a} needs a value`);
       return v;
@@ -119,6 +138,12 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--open-streams':
         o.openStreams = Math.max(1, Math.round(num(next(), a)));
         break;
+      case '--variants': {
+        const v = next().split(',').map((x) => x.trim());
+        if (v.length === 0 || v.some((x) => !(VARIANTS as readonly string[]).includes(x))) throw new Error(`--variants is a list of ${VARIANTS.join(', ')}`);
+        o.variants = v as Variant[];
+        break;
+      }
       case '--routes':
         o.routeSizes = list(next());
         break;
@@ -146,6 +171,15 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         o.close = v;
         break;
       }
+      case '--max-requests-per-connection': {
+        const v = num(next(), a);
+        if (!Number.isInteger(v)) throw new Error(`${a} needs a whole number (0 = never rotate)`);
+        o.maxRequestsPerConnection = v;
+        break;
+      }
+      case '--router-node-args':
+        o.routerNodeArgs = next().split(/\s+/).filter((f) => f !== '');
+        break;
       case '--help':
       case '-h':
         process.stdout.write(USAGE);
@@ -154,6 +188,8 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       default:
         throw new Error(`unknown flag ${a}\n${USAGE}`);
     }
+    if (inline !== undefined) throw new Error(`${a} takes no value`);
   }
-  return o;
+  // Envoy's setting for the router cluster, as test/extproc/rapid-reset.scenario.test.ts reads it.
+  return { ...o, maxRequestsPerConnection: o.maxRequestsPerConnection ?? routerMaxRequestsPerConnection() };
 }

@@ -102,6 +102,12 @@ export interface DataPathResults {
   readonly warmupMs: number;
   readonly measureMs: number;
   readonly connections: number;
+  /** Streams per generator connection before it was replaced (Envoy's max_requests_per_connection); 0 = never (absent before 2026-11-22: never). */
+  readonly maxRequestsPerConnection?: number;
+  /** Generator connections opened per set-up over the whole run, and still open at the end. */
+  readonly generatorConnections?: Record<string, { readonly opened: number; readonly open: number }>;
+  /** Extra node flags the routers ran with (--router-node-args). */
+  readonly routerNodeArgs?: readonly string[];
   readonly rateRps: Record<string, number>;
   readonly cells: readonly Cell[];
   readonly comparisons: readonly Comparison[];

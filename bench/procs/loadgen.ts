@@ -1,6 +1,9 @@
 /**
  * The load generator (its own process). Holds `connections` HTTP/2
- * connections per target (Envoy keeps one per worker thread) and runs, on
+ * connection slots per target (Envoy keeps a connection pool per worker
+ * thread) and, like Envoy with `max_requests_per_connection` on the
+ * mcip_router cluster, replaces a slot's connection after
+ * `maxRequestsPerConnection` streams (lib/connections.ts; 0 = never). Runs, on
  * command from the orchestrator:
  * - closed: `concurrency` streams back to back for `durationMs`;
  * - rate: open loop at a fixed offered rate; latency counts from each
@@ -9,9 +12,9 @@
  *   (RSS with many concurrent streams), then completed;
  * - preflight: one fully decoded exchange, checked byte for byte.
  */
-import { Client, credentials } from '@grpc/grpc-js';
 import { decodeResponse, type ProcessingResponse } from '../../src/protocol/codec.js';
-import { Exchange, type CloseMode } from '../lib/exchange.js';
+import { RotatingConnections, type Lease } from '../lib/connections.js';
+import { Exchange, type CloseMode, type ExchangeCallbacks } from '../lib/exchange.js';
 import { encodeHistogram, newHistogram } from '../lib/hist.js';
 import { messageSet, type MessageSet } from '../lib/payloads.js';
 import { serveRpc } from '../lib/rpc.js';
@@ -20,36 +23,57 @@ import { EXT_PROC_PROCESS_PATH } from '../../src/protocol/constants.js';
 
 const MAX = 16 * 1024 * 1024;
 const sets = Object.fromEntries(VARIANTS.map((v) => [v, messageSet(v)])) as Record<Variant, MessageSet>;
-const targets = new Map<string, Client[]>();
-let rr = 0;
+const targets = new Map<string, RotatingConnections>();
 
-function clientFor(target: string): Client {
-  const list = targets.get(target);
-  if (!list) throw new Error(`unknown target ${target}`);
-  return list[rr++ % list.length]!;
+function lease(target: string): Lease {
+  const pool = targets.get(target);
+  if (!pool) throw new Error(`unknown target ${target}`);
+  return pool.lease();
 }
 
-async function connect(args: { targets: Record<string, string>; connections: number }): Promise<void> {
+/**
+ * Starts one exchange on `target`'s next connection; the connection is
+ * released when the exchange is done (or by the returned lease, for one that
+ * is abandoned with abort()).
+ */
+function start(target: string, set: MessageSet, chunking: number, cb: ExchangeCallbacks, hold = false, startedAt = performance.now(), close?: CloseMode): { x: Exchange; lease: Lease } {
+  const l = lease(target);
+  const x = new Exchange(
+    l.client,
+    set,
+    chunking,
+    {
+      ...(cb.onDecided ? { onDecided: cb.onDecided } : {}),
+      onDone(ex, error) {
+        l.release();
+        cb.onDone(ex, error);
+      },
+    },
+    hold,
+    startedAt,
+    close,
+  );
+  return { x, lease: l };
+}
+
+async function connect(args: { targets: Record<string, string>; connections: number; maxRequestsPerConnection: number }): Promise<void> {
   for (const [name, address] of Object.entries(args.targets)) {
-    const clients: Client[] = [];
-    for (let i = 0; i < args.connections; i++) {
-      clients.push(
-        new Client(address, credentials.createInsecure(), {
-          'grpc.max_receive_message_length': MAX,
-          'grpc.max_send_message_length': MAX,
-          // Separate subchannel pools: each client is its own HTTP/2 connection.
-          'grpc.use_local_subchannel_pool': 1,
-        }),
-      );
-    }
-    await Promise.all(
-      clients.map(
-        (c) => new Promise<void>((resolve, reject) => c.waitForReady(Date.now() + 10_000, (err) => (err ? reject(new Error(`${name} ${address}: ${err.message}`)) : resolve()))),
-      ),
-    );
-    targets.get(name)?.forEach((c) => c.close());
-    targets.set(name, clients);
+    const pool = new RotatingConnections(address, args.connections, args.maxRequestsPerConnection, {
+      'grpc.max_receive_message_length': MAX,
+      'grpc.max_send_message_length': MAX,
+    });
+    await pool.waitForReady(Date.now() + 10_000).catch((err: Error) => {
+      pool.close();
+      throw new Error(`${name} ${err.message}`);
+    });
+    targets.get(name)?.close();
+    targets.set(name, pool);
   }
+}
+
+/** Connections opened so far per target (rotation included), and how many are open now. */
+function stats(): Record<string, { opened: number; open: number }> {
+  return Object.fromEntries([...targets].map(([name, p]) => [name, { opened: p.connectionsOpened, open: p.connectionsOpen }]));
 }
 
 type Args = { target: string; variant: Variant; durationMs: number; close?: CloseMode };
@@ -84,8 +108,8 @@ function closed(args: Args & { concurrency: number }): Promise<WindowResult> {
         if (--active === 0) resolve(window(started, cpu, h, requests, errors, firstError));
         return;
       }
-      new Exchange(
-        clientFor(args.target),
+      start(
+        args.target,
         set,
         k++,
         {
@@ -149,8 +173,8 @@ function rate(args: Args & { rps: number; maxInFlight?: number }): Promise<Windo
           continue;
         }
         inFlight++;
-        new Exchange(
-          clientFor(args.target),
+        start(
+          args.target,
           set,
           launched,
           {
@@ -179,7 +203,7 @@ function rate(args: Args & { rps: number; maxInFlight?: number }): Promise<Windo
 }
 
 interface Held {
-  readonly list: Exchange[];
+  readonly list: { x: Exchange; lease: Lease }[];
   decided: number;
   completed: number;
   errors: number;
@@ -202,7 +226,7 @@ function hold(args: { target: string; variant: Variant; streams: number; timeout
     };
     for (let i = 0; i < args.streams; i++) {
       state.list.push(
-        new Exchange(clientFor(args.target), set, 0, {
+        start(args.target, set, 0, {
           onDecided() {
             state.decided++;
             check();
@@ -240,18 +264,21 @@ async function release(args: { timeoutMs?: number } = {}): Promise<{ completed: 
         resolve();
       }
     };
-    for (const x of state.list) x.proceed();
+    for (const { x } of state.list) x.proceed();
     state.onSettled();
   });
-  for (const x of state.list) x.abort();
+  for (const { x, lease: l } of state.list) {
+    x.abort();
+    l.release();
+  }
   return { completed: state.completed, errors: total - state.completed };
 }
 
 /** One exchange, every answer decoded and checked against what was sent. */
 async function preflight(args: { target: string; variant: Variant }): Promise<{ destination: string }> {
   const set = sets[args.variant];
-  const client = clientFor(args.target);
-  const call = client.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, (b: Buffer) => b, (b: Buffer) => b);
+  const l = lease(args.target);
+  const call = l.client.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, (b: Buffer) => b, (b: Buffer) => b);
   const got: ProcessingResponse[] = [];
   const done = new Promise<void>((resolve, reject) => {
     call.on('data', (b: Buffer) => {
@@ -270,8 +297,12 @@ async function preflight(args: { target: string; variant: Variant }): Promise<{ 
   });
   call.write(set.requestHeaders);
   for (const c of set.chunkings[2]!) call.write(c);
-  await done;
-  call.end();
+  try {
+    await done;
+  } finally {
+    call.end();
+    l.release();
+  }
   const headers = got.find((r) => r.request_headers);
   const mutation = headers?.request_headers?.response?.header_mutation?.set_headers ?? [];
   const dest = mutation.find((o) => o.header?.key === 'x-gateway-destination-endpoint')?.header?.raw_value.toString();
@@ -292,6 +323,7 @@ serveRpc(
     rate: (a: Parameters<typeof rate>[0]) => rate(a),
     hold: (a: Parameters<typeof hold>[0]) => hold(a),
     release: (a: Parameters<typeof release>[0]) => release(a),
+    stats: () => stats(),
   },
   { pid: process.pid },
 );

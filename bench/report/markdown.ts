@@ -65,7 +65,10 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
       `wait for the routing answer and the body echo, then response headers and body, wait for their answers, then close the stream ` +
       `(close mode **${dp.closeMode}**: ${dp.closeMode === 'reset' ? 'half-close + RST_STREAM, as Envoy does' : 'half-close, then wait for the processor\'s OK status'}). ` +
       `Latency = stream open to the last echoed response byte. ${dp.rounds} round(s) of ${dp.measureMs} ms per cell (after ${dp.warmupMs} ms warm-up), set-ups interleaved; ` +
-      `${dp.connections} HTTP/2 connection(s) from the generator. Fixed-rate cells: ${Object.entries(dp.rateRps).map(([v, r]) => `${r} req/s (${v})`).join(', ')}, ` +
+      `${dp.connections} HTTP/2 connection slot(s) from the generator per set-up (like Envoy's worker threads), ` +
+      `${dp.maxRequestsPerConnection ? `each connection replaced after ${dp.maxRequestsPerConnection} streams as Envoy's \`max_requests_per_connection\` on the mcip_router cluster does` : 'never replaced'}` +
+      `${dp.generatorConnections ? ` (connections opened: ${Object.entries(dp.generatorConnections).map(([s, c]) => `${s} ${c.opened}`).join(', ')})` : ''}. ` +
+      `${dp.routerNodeArgs?.length ? `Routers ran with \`node ${dp.routerNodeArgs.join(' ')}\`. ` : ''}Fixed-rate cells: ${Object.entries(dp.rateRps).map(([v, r]) => `${r} req/s (${v})`).join(', ')}, ` +
       'latency from the scheduled start (coordinated omission corrected). CPU per request is utime+stime of the proxy process (/proc) over the window / completed exchanges.',
     '',
     `Router signals when measuring: ${Object.entries(dp.routerSignals).map(([id, s]) => `${id}: ${s}`).join('; ') || 'n/a'}.`,
@@ -107,7 +110,11 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
     out.push(`### Close mode ${dp.closeCheck.mode} (the ~2 KiB, 16-stream cell again, one round)`, '');
     out.push(
       'Envoy ends every ext_proc stream with a half-close immediately followed by RST_STREAM. Node\'s HTTP/2 server (nghttp2 1.61 in Node 20) ' +
-        'answers more than 1,000 client resets per connection (then 33/s) with GOAWAY(INTERNAL_ERROR), failing every stream in flight on that connection.',
+        'answers more than 1,000 client resets per connection (then 33/s) with GOAWAY(INTERNAL_ERROR), failing every stream in flight on that connection. ' +
+        (dp.maxRequestsPerConnection
+          ? `Envoy avoids it by replacing the router connection every ${dp.maxRequestsPerConnection} streams (envoy/envoy.yaml), and so does the generator here; ` +
+            'the router and the floor proxy do not pass the reset of a finished exchange on to their EPP call.'
+          : 'The generator did not rotate its connections in this run (--max-requests-per-connection 0), so reset-mode errors above are mostly that limit.'),
       '',
     );
     out.push(

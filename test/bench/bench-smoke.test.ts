@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadLabel, SETUPS, type BenchResults, type Cell, type LatencySummary } from '../../bench/lib/types.js';
 import { ROOT } from '../../bench/lib/paths.js';
+import { routerMaxRequestsPerConnection } from '../envoy/config-fixtures.js';
 
 const OPEN_STREAMS = 40;
 const ROUTE_SIZES = [10, 40];
@@ -95,6 +96,11 @@ describe('npm run bench -- --quick', () => {
     expect(dp.closeCheck.cells.map((c) => c.setup)).toEqual([...SETUPS]);
     positive(dp.routerIdleRssMb);
     expect(Object.keys(dp.routerSignals)).toHaveLength(4);
+    // The generator rotates its connections as Envoy does (envoy/envoy.yaml's mcip_router cluster).
+    expect(dp.closeMode).toBe('reset');
+    expect(dp.maxRequestsPerConnection).toBe(routerMaxRequestsPerConnection());
+    expect(Object.keys(dp.generatorConnections ?? {})).toEqual([...SETUPS]);
+    for (const c of Object.values(dp.generatorConnections ?? {})) expect(c.opened).toBeGreaterThanOrEqual(dp.connections);
   });
 
   it('holds concurrent open streams and reports RSS', () => {
