@@ -32,13 +32,13 @@ function dataPathBudget(dp: DataPathResults): BudgetLine[] {
       out.push({
         item: `added latency over direct (p50), ${variant} body, 16 streams`,
         target: '<= 0.5 ms',
-        measured: `${f3(at16.routerMinusDirect.p50)} ms`,
+        measured: `${f3(at16.routerMinusDirect.p50)} ms${at16.h2floorMinusDirect ? ` (raw node:http2 relay alone: ${f3(at16.h2floorMinusDirect.p50)} ms)` : ''}`,
         pass: at16.routerMinusDirect.p50 <= 0.5,
       });
       out.push({
         item: `added latency over direct (p99), ${variant} body, 16 streams`,
         target: '<= 2 ms',
-        measured: `${f3(at16.routerMinusDirect.p99)} ms`,
+        measured: `${f3(at16.routerMinusDirect.p99)} ms${at16.h2floorMinusDirect ? ` (raw node:http2 relay alone: ${f3(at16.h2floorMinusDirect.p99)} ms)` : ''}`,
         pass: at16.routerMinusDirect.p99 <= 2,
       });
     }
@@ -56,12 +56,17 @@ function dataPathBudget(dp: DataPathResults): BudgetLine[] {
   }
   const open = dp.openStreams.find((o) => o.setup === 'router' && o.phase === 'fresh');
   const loaded = dp.openStreams.find((o) => o.setup === 'router' && o.phase === 'after-load');
+  const held = (setup: string): string => {
+    const x = dp.openStreams.find((o) => o.setup === setup && o.phase === 'fresh');
+    return x ? `${setup} ${x.heldRssMb.toFixed(1)} MiB` : '';
+  };
+  const floors = [held('floor'), held('h2floor')].filter(Boolean).join(', ');
   out.push({
     item: `router RSS with ${open?.streams ?? 'n/a'} concurrent open streams`,
     target: '< 150 MB (1,000 streams)',
     measured: open
       ? `${open.heldRssMb.toFixed(1)} MiB = ${(open.heldRssMb * 1.048576).toFixed(0)} MB (fresh router; ${open.idleRssMb.toFixed(1)} MiB before opening them` +
-        `${loaded ? `; after the load cells: ${loaded.heldRssMb.toFixed(1)} MiB` : ''})${dp.profiled ? ', profiled run: the profiler inflates RSS' : ''}`
+        `${loaded ? `; after the load cells: ${loaded.heldRssMb.toFixed(1)} MiB` : ''}${floors ? `; same streams through ${floors}` : ''})${dp.profiled ? ', profiled run: the profiler inflates RSS' : ''}`
       : 'not measured',
     pass: open !== undefined && open.streams >= 1000 && open.heldRssMb * 1.048576 < 150,
   });

@@ -41,6 +41,8 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
     const ports = epp.info as EppPorts;
     const floor = await forkChild('floor-proxy', PROCS.floor, ['--target', `127.0.0.1:${ports.ports[0]}`]);
     started.push(floor);
+    const h2floor = await forkChild('h2-floor-proxy', PROCS.h2floor, ['--target', `127.0.0.1:${ports.ports[0]}`]);
+    started.push(h2floor);
     const router = await spawnRouter(writeTopology('Endpoint', ports).configFile, [...o.routerNodeArgs, ...profFlags('router-endpoint')]);
     started.push(router);
     const parent = await spawnRouter(writeTopology('Parent', ports).configFile, [...o.routerNodeArgs, ...profFlags('router-parent')]);
@@ -53,6 +55,7 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
 
     const address: Record<Setup, string> = {
       direct: `127.0.0.1:${ports.ports[0]}`,
+      h2floor: String((h2floor.info as { address: string }).address),
       floor: String((floor.info as { address: string }).address),
       router: router.extProc,
       parent: parent.extProc,
@@ -65,7 +68,7 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
       }
     }
 
-    const proxyPid: Record<Setup, number | undefined> = { direct: undefined, floor: floor.pid, router: router.pid, parent: parent.pid };
+    const proxyPid: Record<Setup, number | undefined> = { direct: undefined, h2floor: h2floor.pid, floor: floor.pid, router: router.pid, parent: parent.pid };
     const measure = async (setup: Setup, variant: Variant, load: Load, close = o.close): Promise<Measured> => {
       const cmd = load.kind === 'closed' ? 'closed' : 'rate';
       const args = { target: setup, variant, close, ...(load.kind === 'closed' ? { concurrency: load.concurrency } : { rps: load.rps }) };
@@ -115,7 +118,7 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
       }
       return out;
     };
-    openStreams.push(...(await holdStreams(['router', 'floor', 'direct'], 'fresh')));
+    openStreams.push(...(await holdStreams(['router', 'floor', 'h2floor', 'direct'], 'fresh')));
 
     const cells: Cell[] = [];
     const rateRps: Record<string, number> = {};

@@ -50,6 +50,7 @@ export function compare(cells: readonly Cell[]): Comparison[] {
     const floor = find('floor', r.variant, r.label);
     const direct = find('direct', r.variant, r.label);
     const parent = find('parent', r.variant, r.label);
+    const h2floor = find('h2floor', r.variant, r.label);
     if (!floor || !direct || !parent) continue;
     const ratio = (a: number, b: number): number => Math.round((a / b) * 1000) / 1000;
     const diff = (a: number, b: number): number => Math.round((a - b) * 1000) / 1000;
@@ -68,6 +69,12 @@ export function compare(cells: readonly Cell[]): Comparison[] {
       },
       parentOverFloor: { p50: ratio(parent.latencyMs.p50, floor.latencyMs.p50), throughput: ratio(parent.throughput, floor.throughput) },
       cpuPerRequestRatio: ratio(r.proxy?.cpuMsPerRequest ?? NaN, floor.proxy?.cpuMsPerRequest ?? NaN),
+      ...(h2floor
+        ? {
+            h2floorMinusDirect: { p50: diff(h2floor.latencyMs.p50, direct.latencyMs.p50), p99: diff(h2floor.latencyMs.p99, direct.latencyMs.p99) },
+            cpuOverH2Floor: ratio(r.proxy?.cpuMsPerRequest ?? NaN, h2floor.proxy?.cpuMsPerRequest ?? NaN),
+          }
+        : {}),
     });
   }
   return out;

@@ -11,6 +11,7 @@ export const BENCH_DIR = join(ROOT, 'bench');
 export const PROCS = {
   epp: join(BENCH_DIR, 'procs/fast-epp.ts'),
   floor: join(BENCH_DIR, 'procs/floor-proxy.ts'),
+  h2floor: join(BENCH_DIR, 'procs/h2-floor-proxy.ts'),
   loadgen: join(BENCH_DIR, 'procs/loadgen.ts'),
   controlPlane: join(BENCH_DIR, 'procs/control-plane.ts'),
 } as const;

@@ -4,8 +4,11 @@
  * (user + system), every memory figure in MiB.
  */
 
-export const SETUPS = ['direct', 'floor', 'router', 'parent'] as const;
-/** direct: generator -> fast EPP; floor: -> grpc-js pass-through -> EPP; router: -> mcip-router (Endpoint) -> EPP; parent: -> mcip-router (Parent mode, answers itself). */
+export const SETUPS = ['direct', 'h2floor', 'floor', 'router', 'parent'] as const;
+/**
+ * direct: generator -> fast EPP; h2floor: -> raw node:http2 relay (no grpc-js) -> EPP; floor: -> grpc-js
+ * pass-through -> EPP; router: -> mcip-router (Endpoint) -> EPP; parent: -> mcip-router (Parent mode, answers itself).
+ */
 export type Setup = (typeof SETUPS)[number];
 
 export const VARIANTS = ['2k', '64k'] as const;
@@ -81,6 +84,10 @@ export interface Comparison {
   readonly parentOverFloor: { readonly p50: number; readonly throughput: number };
   /** Router CPU per request / floor CPU per request. */
   readonly cpuPerRequestRatio: number;
+  /** The raw HTTP/2 relay (no grpc-js) - direct, in ms: what any Node hop adds here. */
+  readonly h2floorMinusDirect?: { readonly p50: number; readonly p99: number };
+  /** Router CPU per request / raw HTTP/2 relay CPU per request. */
+  readonly cpuOverH2Floor?: number;
 }
 
 export interface OpenStreamsResult {

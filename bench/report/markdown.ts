@@ -58,7 +58,8 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
     '',
     '## Data path',
     '',
-    `Set-ups: **direct** (generator -> fast EPP), **floor** (generator -> minimal grpc-js pass-through proxy -> EPP), ` +
+    `Set-ups: **direct** (generator -> fast EPP), **h2floor** (generator -> raw node:http2 relay, no grpc-js, DATA piped untouched -> EPP: what Node's HTTP/2 alone costs), ` +
+      `**floor** (generator -> minimal grpc-js pass-through proxy -> EPP), ` +
       `**router** (generator -> mcip-router, Endpoint mode, 4 candidate pools over 3 clusters with live gRPC health and metrics -> EPP), ` +
       `**parent** (mcip-router in Parent mode answering itself, no EPP hop). Every server is its own process; the router runs from dist/. ` +
       `Each exchange is one FULL_DUPLEX_STREAMED ext_proc stream as Envoy drives it: request headers, the JSON body in 1-3 chunks, ` +
@@ -89,7 +90,7 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
   out.push('### Router vs floor and direct', '');
   out.push(
     table(
-      ['body', 'load', 'router/floor p50', 'router/floor p99', 'router/floor req/s', 'router-direct p50 ms', 'router-direct p90 ms', 'router-direct p99 ms', 'parent/floor p50', 'parent/floor req/s', 'router/floor CPU per req'],
+      ['body', 'load', 'router/floor p50', 'router/floor p99', 'router/floor req/s', 'router-direct p50 ms', 'router-direct p90 ms', 'router-direct p99 ms', 'parent/floor p50', 'parent/floor req/s', 'router/floor CPU per req', 'h2floor-direct p50 ms', 'h2floor-direct p99 ms', 'router/h2floor CPU per req'],
       dp.comparisons.map((c) => [
         c.variant,
         c.label,
@@ -102,6 +103,9 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
         n(c.parentOverFloor.p50),
         n(c.parentOverFloor.throughput),
         n(c.cpuPerRequestRatio),
+        n(c.h2floorMinusDirect?.p50 ?? NaN, 3),
+        n(c.h2floorMinusDirect?.p99 ?? NaN, 3),
+        n(c.cpuOverH2Floor ?? NaN),
       ]),
     ),
     '',

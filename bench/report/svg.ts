@@ -30,6 +30,7 @@ export interface Panel {
 
 export const PALETTE: Record<string, string> = {
   direct: '#2ca02c',
+  h2floor: '#bcbd22',
   floor: '#7f7f7f',
   router: '#d62728',
   parent: '#1f77b4',

@@ -91,6 +91,9 @@ describe('npm run bench -- --quick', () => {
       positive(cmp!.routerOverFloor.throughput);
       positive(cmp!.parentOverFloor.p50);
       for (const v of [cmp!.routerMinusDirect.p50, cmp!.routerMinusDirect.p90, cmp!.routerMinusDirect.p99]) expect(Number.isFinite(v)).toBe(true);
+      // The raw node:http2 relay is measured in the same cells.
+      for (const v of [cmp!.h2floorMinusDirect!.p50, cmp!.h2floorMinusDirect!.p99]) expect(Number.isFinite(v)).toBe(true);
+      positive(cmp!.cpuOverH2Floor!);
     }
     expect(dp.closeCheck.mode).not.toBe(dp.closeMode);
     expect(dp.closeCheck.cells.map((c) => c.setup)).toEqual([...SETUPS]);
@@ -105,7 +108,7 @@ describe('npm run bench -- --quick', () => {
 
   it('holds concurrent open streams and reports RSS', () => {
     const open = results.dataPath.openStreams;
-    expect(open.filter((o) => o.phase === 'fresh').map((o) => o.setup)).toEqual(['router', 'floor', 'direct']);
+    expect(open.filter((o) => o.phase === 'fresh').map((o) => o.setup)).toEqual(['router', 'floor', 'h2floor', 'direct']);
     expect(open.filter((o) => o.phase === 'after-load').map((o) => o.setup)).toEqual(['router']);
     for (const o of open) {
       expect(o.streams).toBe(OPEN_STREAMS);
@@ -158,6 +161,8 @@ describe('npm run bench -- --quick', () => {
 function checkCell(c: Cell): void {
   const what = `${c.setup} ${c.variant} ${c.label}`;
   expect(c.requests, what).toBeGreaterThan(0);
+  // Every set-up (the raw HTTP/2 relay included) completes every exchange it starts.
+  expect(c.errors, `${what}: ${c.firstError ?? ''}`).toBe(0);
   positive(c.throughput);
   positive(c.durationS);
   saneLatency(c.latencyMs);
