@@ -69,6 +69,26 @@ const VARIANTS: [string, Obj, string][] = [
   ['Parent mode', { mode: 'Parent', envoy: { remoteGatewayCASecret: 'remote-gateway-ca' } }, 'envoy-parent-tls.yaml'],
 ];
 
+describe('router.extraEnv', () => {
+  it('adds the operator\'s variables to the router container only, after the chart\'s own', () => {
+    const extraEnv = [
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=8' },
+      { name: 'MALLOC_ARENA_MAX', value: '2' },
+      { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+    ];
+    const r = renderChart({ router: { extraEnv } });
+    expect(r.missingValues).toEqual([]);
+    const env = container(r, 'router').env as Obj[];
+    expect(env.map((e) => e.name)).toEqual(['POD_NAMESPACE', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX', 'NODE_NAME']);
+    expect(env.slice(1)).toEqual(extraEnv);
+    expect((container(r, 'envoy').env as Obj[]).map((e) => e.name)).not.toContain('NODE_OPTIONS');
+  });
+
+  it('renders nothing extra by default', () => {
+    expect((container(renderChart({}), 'router').env as Obj[]).map((e) => e.name)).toEqual(['POD_NAMESPACE']);
+  });
+});
+
 describe.each(VARIANTS)('chart rendered with %s', (_name, values, envoyFile) => {
   const r = renderChart(values);
 

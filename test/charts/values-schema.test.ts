@@ -41,6 +41,7 @@ describe('values.schema.json', () => {
   it('accepts members, per-cluster EPP settings and the unix transport', () => {
     expect(errorsFor(mergeValues(defaultValues(), REMOTE_VALUES))).toEqual([]);
     expect(errorsFor(mergeValues(defaultValues(), { router: { transport: 'unix' } }))).toEqual([]);
+    expect(errorsFor(mergeValues(defaultValues(), { router: { extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-semi-space-size=8' }] } }))).toEqual([]);
     expect(errorsFor(mergeValues(defaultValues(), { mode: 'Parent', envoy: { remoteGatewayCASecret: 'gw-ca' } }))).toEqual([]);
     expect(errorsFor(mergeValues(defaultValues(), { extProc: { maxMessageBytes: 32 * 1024 * 1024 }, envoy: { bootstrap: 'static_resources: {}' } }))).toEqual([]);
   });
@@ -52,6 +53,9 @@ describe('values.schema.json', () => {
     ['no gateways', { gateways: [] }, '/gateways '],
     ['an unknown ext_proc transport', { router: { transport: 'grpc' } }, '/router/transport '],
     ['an admin port taken by Envoy', { router: { adminPort: 19000 } }, '/router/adminPort '],
+    ['an extra env var without a name', { router: { extraEnv: [{ value: '2' }] } }, "/router/extraEnv/0 must have required property 'name'"],
+    ['an extra env var with a misspelt key', { router: { extraEnv: [{ name: 'A', vaule: '2' }] } }, '/router/extraEnv/0 must NOT have additional properties'],
+    ['an extra env var replacing the chart\'s POD_NAMESPACE', { router: { extraEnv: [{ name: 'POD_NAMESPACE', value: 'x' }] } }, '/router/extraEnv/0/name '],
     ['a member without its kubeconfig Secret', { remoteClusters: [{ name: 'cluster-b' }] }, "/remoteClusters/0 must have required property 'kubeconfigSecret'"],
     ['a typo inside a member EPP block', { remoteClusters: [{ name: 'b', kubeconfigSecret: { name: 's' }, epp: { tls: { enable: false } } }] }, '/remoteClusters/0/epp/tls '],
     ['a controller name without a path', { controller: { name: 'mcip-router.dev' } }, '/controller/name '],
