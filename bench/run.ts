@@ -60,7 +60,10 @@ function stamp(d: Date): string {
 
 function gitHead(): string {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim() + ' (+ uncommitted work)';
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    // What the router, the bench and their dependencies are built from (results files aside).
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'protos', 'package.json', 'package-lock.json', ':!bench/results'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    return dirty ? `${head} (+ uncommitted work)` : head;
   } catch {
     return 'unknown';
   }
