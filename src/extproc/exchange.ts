@@ -17,17 +17,18 @@
 import { BodySendMode } from '../protocol/constants.js';
 import type { BodyPhase, ProtocolConfiguration, RequestPhase, ResponsePeek } from '../protocol/codec.js';
 import { continueBody, continueHeaders, continueTrailers, streamedBody } from '../protocol/responses.js';
-import { visitPath } from '../protocol/wire.js';
+import { lastPathLength, lastPathPayload } from '../protocol/wire.js';
 
 const EMPTY: Buffer = Buffer.alloc(0);
+/** Field paths (numbers) of the body bytes, kept as constants: these run for every body message. */
+const REQUEST_BODY_BYTES = [4, 1] as const;
+const RESPONSE_BODY_BYTES = [5, 1] as const;
+const STREAMED_REQUEST_BODY = [3, 1, 3, 3, 1] as const;
+const STREAMED_RESPONSE_BODY = [4, 1, 3, 3, 1] as const;
 
 /** The body bytes of an Envoy body message: ProcessingRequest.request_body(4) / response_body(5) -> HttpBody.body(1). A view, no copy. */
 export function envoyBody(msg: Buffer, member: 4 | 5): Buffer {
-  let body: Buffer = EMPTY;
-  visitPath(msg, [member, 1], (payload) => {
-    body = payload;
-  });
-  return body;
+  return lastPathPayload(msg, member === 4 ? REQUEST_BODY_BYTES : RESPONSE_BODY_BYTES) ?? EMPTY;
 }
 
 /**
@@ -36,11 +37,7 @@ export function envoyBody(msg: Buffer, member: 4 | 5): Buffer {
  * BodyMutation.streamed_response(3) -> StreamedBodyResponse.body(1).
  */
 export function streamedLength(msg: Buffer, member: 3 | 4): number {
-  let n = 0;
-  visitPath(msg, [member, 1, 3, 3, 1], (payload) => {
-    n = payload.length;
-  });
-  return n;
+  return Math.max(0, lastPathLength(msg, member === 3 ? STREAMED_REQUEST_BODY : STREAMED_RESPONSE_BODY));
 }
 
 /** One FULL_DUPLEX_STREAMED body direction: Envoy's bytes not yet echoed back. */

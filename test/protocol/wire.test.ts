@@ -1,6 +1,7 @@
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { dropField, lenField, payloadOf, rewriteLenField, rewritePath, scanFields, visitPath } from '../../src/protocol/wire.js';
+import { dropField, lastPathLength, lastPathPayload, lenField, payloadOf, rewriteLenField, rewritePath, scanFields, visitPath } from '../../src/protocol/wire.js';
+import { seededRandom } from '../helpers/random.js';
 
 const raw = (s: string) => Buffer.from(s, 'utf8');
 
@@ -59,5 +60,85 @@ describe('wire', () => {
     visitPath(msg, [1], (p) => seen.push(p.toString()));
     expect(seen).toEqual(['x', 'a', 'b']);
     expect(scanFields(dropField(msg, 1)).map((f) => f.no)).toEqual([2, 3, 4]);
+  });
+});
+
+/** A random encoded message: LEN fields (nested up to `depth`), varints (up to 10 bytes), fixed32/64 and groups. */
+function randomMessage(next: () => number, depth: number): Buffer {
+  const w = protobuf.Writer.create();
+  const fields = Math.floor(next() * 6);
+  for (let i = 0; i < fields; i++) {
+    const no = 1 + Math.floor(next() * 3);
+    const kind = next();
+    if (kind < 0.6) {
+      const payload = depth > 0 && next() < 0.7 ? randomMessage(next, depth - 1) : Buffer.from(Array.from({ length: Math.floor(next() * 8) }, () => Math.floor(next() * 256)));
+      w.uint32(((no << 3) | 2) >>> 0).bytes(payload);
+    } else if (kind < 0.7) {
+      w.uint32(no << 3).uint64(Math.floor(next() * 2 ** 53));
+    } else if (kind < 0.8) {
+      w.uint32((no << 3) | 5).fixed32(Math.floor(next() * 2 ** 32));
+    } else if (kind < 0.9) {
+      w.uint32((no << 3) | 1).fixed64(Math.floor(next() * 2 ** 32));
+    } else {
+      w.uint32((no << 3) | 3).uint32((9 << 3) | 0).uint32(300).uint32((no << 3) | 4);
+    }
+  }
+  return Buffer.from(w.finish());
+}
+
+/** What visitPath (the reference) says: the last payload, undefined, or 'throws'. */
+function reference(buf: Buffer, path: readonly number[]): Buffer | undefined | 'throws' {
+  let last: Buffer | undefined;
+  try {
+    visitPath(buf, path, (p) => {
+      last = p;
+    });
+  } catch {
+    return 'throws';
+  }
+  return last;
+}
+
+describe('lastPathLength / lastPathPayload', () => {
+  it('find the last occurrence of a nested field, as visitPath visits them', () => {
+    expect(lastPathPayload(msg, [1])!.toString()).toBe('b');
+    expect(lastPathPayload(msg, [3, 2])!.toString()).toBe('y');
+    expect(lastPathLength(msg, [3, 1])).toBe(1);
+    expect(lastPathLength(msg, [3, 3])).toBe(-1);
+    expect(lastPathPayload(msg, [5])).toBeUndefined();
+    expect(lastPathLength(msg, [])).toBe(-1);
+    // Fields of a repeated parent are found in whichever occurrence holds them last.
+    const twice = Buffer.concat([lenField(3, lenField(1, raw('first'))), lenField(3, lenField(2, raw('other')))]);
+    expect(lastPathPayload(twice, [3, 1])!.toString()).toBe('first');
+  });
+
+  it('agree with visitPath on 3,000 random messages and their corruptions, throwing where it throws', () => {
+    const next = seededRandom(20261121);
+    let found = 0;
+    let threw = 0;
+    for (let i = 0; i < 3000; i++) {
+      let buf = randomMessage(next, 3);
+      if (i % 3 === 1 && buf.length > 0) buf = buf.subarray(0, Math.floor(next() * buf.length)); // truncated
+      if (i % 3 === 2 && buf.length > 0) {
+        buf = Buffer.from(buf);
+        buf[Math.floor(next() * buf.length)] = Math.floor(next() * 256); // one byte flipped
+      }
+      const path = Array.from({ length: 1 + Math.floor(next() * 3) }, () => 1 + Math.floor(next() * 3));
+      const want = reference(buf, path);
+      if (want === 'throws') {
+        threw++;
+        expect(() => lastPathLength(buf, path), `message ${i}`).toThrow(RangeError);
+        expect(() => lastPathPayload(buf, path), `message ${i}`).toThrow(RangeError);
+        continue;
+      }
+      if (want) found++;
+      expect(lastPathLength(buf, path), `message ${i}`).toBe(want ? want.length : -1);
+      const got = lastPathPayload(buf, path);
+      expect(got === undefined ? undefined : got.toString('hex'), `message ${i}`).toBe(want?.toString('hex'));
+      if (got && want) expect(got.byteOffset, `message ${i}: a view into the message`).toBe(want.byteOffset);
+    }
+    // The corpus exercises all three outcomes.
+    expect(found).toBeGreaterThan(250);
+    expect(threw).toBeGreaterThan(300);
   });
 });
