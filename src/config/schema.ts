@@ -85,6 +85,15 @@ export const routerConfigSchema = z
          * the other modes from the first message. 0 disables the timeout.
          */
         attemptTimeoutMs: z.number().int().min(0).default(10_000),
+        /**
+         * After an EPP's first answer reached Envoy: how long it may make no progress (send
+         * nothing) while Envoy waits on it (body bytes to echo in FULL_DUPLEX_STREAMED, or a
+         * message to answer) before it counts as failed ('timeout'); the router then answers
+         * everything pending itself (the rest of the echo from its own copy) and the request
+         * goes on without the EPP. Time the router spends not reading the EPP because Envoy is
+         * slow does not count. 0 disables.
+         */
+        eppStallTimeoutMs: z.number().int().min(0).default(30_000),
         /** Failover: request messages kept to replay to the next candidate. Past this, a request gets no failover. 0 disables failover. */
         replayBufferBytes: z.number().int().min(0).default(8 * MIB),
         /** Failover: candidates tried per request, the first included. */

@@ -13,7 +13,7 @@ import type { EppClientPool } from './epp-client.js';
 import { FailOpenEndpoints } from './fail-open.js';
 import type { DataPathObserver } from './observer.js';
 
-type FailoverKeys = 'attemptTimeoutMs' | 'replayBufferBytes' | 'maxAttempts' | 'failOpenCacheTtlMs';
+type FailoverKeys = 'attemptTimeoutMs' | 'eppStallTimeoutMs' | 'replayBufferBytes' | 'maxAttempts' | 'failOpenCacheTtlMs';
 
 /** The router config's `extProc` block; the failover settings default as in the schema when absent. */
 export type ExtProcSettings = Omit<RouterConfig['extProc'], FailoverKeys> & Partial<Pick<RouterConfig['extProc'], FailoverKeys>>;
@@ -44,6 +44,8 @@ export interface RelayContext extends AttemptSettings {
   readonly random: RandomSource;
   readonly replayBufferBytes: number;
   readonly maxAttempts: number;
+  /** After the commit: how long the EPP may owe Envoy something without sending anything (0: no limit). */
+  readonly eppStallTimeoutMs: number;
 }
 
 export const DEFAULT_PICKER: PickerSettings = { defaultPolicy: 'weighted' };
@@ -66,6 +68,7 @@ export function relayContext(deps: StreamDeps): RelayContext {
       attemptTimeoutMs: s.attemptTimeoutMs ?? 10_000,
       replayBufferBytes: s.replayBufferBytes ?? 8 * 1024 * 1024,
       maxAttempts: s.maxAttempts ?? 3,
+      eppStallTimeoutMs: s.eppStallTimeoutMs ?? 30_000,
     };
     relayContexts.set(deps, ctx);
   }

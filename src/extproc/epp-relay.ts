@@ -25,7 +25,10 @@
  * (exchange.ts: the rest of a FULL_DUPLEX_STREAMED echo from its own copy of
  * the body, CONTINUE for pending messages) and answers the rest of the stream
  * itself (pass-through ModeResponder), so a request already being served is
- * never failed or truncated.
+ * never failed or truncated. An EPP that wedges instead (stream open, nothing
+ * sent while Envoy waits on it) is failed the same way after eppStallTimeoutMs
+ * (Envoy applies no message timeout in FULL_DUPLEX_STREAMED, so nothing else
+ * would end the wait).
  */
 import type { Picked } from '../picker/types.js';
 import { peekResponse, type ProtocolConfiguration, type RequestPhase, type ResponsePeek } from '../protocol/codec.js';
@@ -57,6 +60,9 @@ export class EppRelay implements Processor, AttemptOwner {
   private done = false;
   private eppPaused = false;
   private envoyPaused = false;
+  /** Stall watch after the commit: when the EPP last sent something (or began to owe Envoy something). */
+  private progressAt = 0;
+  private stallTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly envoy: EnvoySide,
@@ -109,6 +115,7 @@ export class EppRelay implements Processor, AttemptOwner {
     if (this.done) return;
     this.done = true;
     this.replay = undefined;
+    this.stopStallWatch();
     const a = this.attempt;
     if (a !== undefined) {
       if (this.envoyEnded && (this.exchange.immediate || !this.exchange.pendingWork)) a.release();
@@ -128,6 +135,7 @@ export class EppRelay implements Processor, AttemptOwner {
     if (a === undefined) return;
     a.forward(msg);
     if (this.exchange.requestComplete) a.arm();
+    if (this.committed) this.watchStall();
   }
 
   private start(candidate: EppCandidate, replay: readonly Buffer[]): void {
@@ -163,6 +171,7 @@ export class EppRelay implements Processor, AttemptOwner {
       return;
     }
     if (this.committed) {
+      if (this.stallTimer !== undefined) this.progressAt = performance.now();
       this.exchange.fromProcessor(peek, msg);
       this.relay(msg);
       return;
@@ -199,6 +208,7 @@ export class EppRelay implements Processor, AttemptOwner {
     this.replay = undefined;
     this.exchange.fromProcessor(peek, msg);
     this.relay(out);
+    this.watchStall();
   }
 
   onEppEnd(a: EppAttempt): void {
@@ -247,8 +257,47 @@ export class EppRelay implements Processor, AttemptOwner {
     this.envoy.onDrain(() => {
       if (this.attempt !== a) return;
       this.eppPaused = false;
+      // Time spent not reading the EPP because Envoy was slow is not the EPP's.
+      this.progressAt = performance.now();
       a.resumeEpp();
     });
+  }
+
+  // ---- stall watch (after the commit) --------------------------------------------------
+
+  /**
+   * Starts watching the committed EPP if it owes Envoy something (an answer, or
+   * body bytes to echo) and no watch runs. One timer per stream at a time, re-armed
+   * for the remainder when the EPP made progress meanwhile: nothing per message
+   * but a clock read while a watch runs.
+   */
+  private watchStall(): void {
+    const limit = this.ctx.eppStallTimeoutMs;
+    if (this.stallTimer !== undefined || limit <= 0 || this.done || !this.exchange.pendingWork) return;
+    this.progressAt = performance.now();
+    this.stallTimer = setTimeout(this.checkStall, limit);
+  }
+
+  private readonly checkStall = (): void => {
+    this.stallTimer = undefined;
+    const a = this.attempt;
+    if (this.done || a === undefined || this.responder !== undefined || !this.exchange.pendingWork) return;
+    const limit = this.ctx.eppStallTimeoutMs;
+    const now = performance.now();
+    if (this.eppPaused) this.progressAt = now; // Envoy is the slow side: not the EPP's stall
+    const idle = now - this.progressAt;
+    if (idle < limit) {
+      this.stallTimer = setTimeout(this.checkStall, limit - idle);
+      return;
+    }
+    a.dispose();
+    this.onEppFailure(a, 'timeout', new RouterError(ErrorCode.EppUnavailable, `the EPP sent nothing for eppStallTimeoutMs (${limit} ms) while Envoy waited on it`));
+  };
+
+  private stopStallWatch(): void {
+    if (this.stallTimer === undefined) return;
+    clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
   }
 
   // ---- failures ----------------------------------------------------------------------
@@ -310,6 +359,7 @@ export class EppRelay implements Processor, AttemptOwner {
   private takeOver(requestHeaders: Buffer | undefined): void {
     this.committed = true;
     this.replay = undefined;
+    this.stopStallWatch();
     for (const m of this.exchange.takeOver(requestHeaders)) this.sendOwn(m);
     this.responder = new ModeResponder(this.envoy, this.protocol);
     if (this.envoyEnded) this.responder.endOfInput();

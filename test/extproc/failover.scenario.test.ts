@@ -163,8 +163,11 @@ describe('the EPP fails after its answer reached Envoy', () => {
     expect(sc!.observer.outcomes()).toEqual(Array(4).fill('finished_by_router'));
   });
 
-  it('crash on the response path: the rest of the response is answered, the request served cleanly', async () => {
-    await start({ eppA: { crash: 'mid-response' } });
+  it.each([
+    ['crash on the response path: the rest of the response is answered, the request served cleanly', { eppA: { crash: 'mid-response' } }],
+    ['a wedged EPP on the response path is cut after eppStallTimeoutMs; the rest reaches the client intact', { eppA: { crash: 'stall-response' }, eppStallTimeoutMs: 300 }],
+  ] as [string, ScenarioOptions][])('%s', async (_name, options) => {
+    await start(options);
     const resp = Buffer.from('token '.repeat(2000));
     const r = await sc!.envoy.run({
       authority: 'local.example',
@@ -178,6 +181,29 @@ describe('the EPP fails after its answer reached Envoy', () => {
     expect(getHeader(r.response.trailers, 'x-usage')).toBe('12');
     await sc!.settled();
     expect(sc!.observer.outcomes()).toEqual(['finished_by_router']);
+  });
+
+  it('a wedged EPP (stops echoing, stream open) is cut after eppStallTimeoutMs: the router finishes the echo', async () => {
+    await start({ eppA: { crash: 'stall-echo', echoChunkBytes: 10_000 }, eppStallTimeoutMs: 300 });
+    const big = jsonBody(200 * 1024 + 3);
+    const started = Date.now();
+    const r = await sc!.envoy.run({ authority: 'local.example', path: '/', body: frames(big, 64 * 1024), response: { status: 200, body: frames(BODY, 4096) } });
+    expect(r.reason).toBeUndefined();
+    expect(POOL_A_ENDPOINTS).toContain(r.destination);
+    expect(r.forwardedBody!.equals(big)).toBe(true);
+    expect(r.response.body.equals(BODY)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    await sc!.settled();
+    expect(sc!.observer.outcomes()).toEqual(['finished_by_router']);
+    expect(sc!.eppA.counters.openStreams).toBe(0); // the wedged call was cancelled
+  });
+
+  it('with eppStallTimeoutMs 0 a wedged EPP holds the request (what the watch prevents)', async () => {
+    await start({ eppA: { crash: 'stall-echo' }, eppStallTimeoutMs: 0 });
+    const run = sc!.envoy.run({ authority: 'local.example', path: '/', body: frames(BODY) });
+    const outcome = await Promise.race([run.then(() => 'finished'), new Promise((r) => setTimeout(() => r('still waiting'), 1500))]);
+    expect(outcome).toBe('still waiting');
+    expect(sc!.eppA.counters.openStreams).toBe(1);
   });
 
   it.each(['BUFFERED', 'STREAMED'] as const)('%s: pending messages get CONTINUE after a crash (never spurious)', async (mode) => {

@@ -60,6 +60,7 @@ export interface SetupOpts {
   maxAttempts?: number;
   failOpen?: FailOpenEndpoints;
   attemptTimeoutMs?: number;
+  eppStallTimeoutMs?: number;
 }
 
 export function setup(o: SetupOpts = {}) {
@@ -79,6 +80,7 @@ export function setup(o: SetupOpts = {}) {
     attemptTimeoutMs: o.attemptTimeoutMs ?? 0,
     replayBufferBytes: o.replayBufferBytes ?? 1 << 20,
     maxAttempts: o.maxAttempts ?? 3,
+    eppStallTimeoutMs: o.eppStallTimeoutMs ?? 0,
   };
   const relay: Processor = new EppRelay(envoy, picked(o.primary ?? candidate(), o.fallbacks), { ...(o.protocol ?? FD), send_body_without_waiting_for_header_response: false }, ctx);
   return { envoy, pool, relay, observer, outcomes, call: new FakeEppCall() };

@@ -96,6 +96,7 @@ export interface ScenarioOptions {
   clusterB?: Record<string, unknown>;
   eppConnectTimeoutMs?: number;
   attemptTimeoutMs?: number;
+  eppStallTimeoutMs?: number;
   replayBufferBytes?: number;
   maxAttempts?: number;
   /** Run a SignalStore over the scenario's config (probing both EPPs) and pick with it. */
@@ -189,6 +190,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     eppConnectTimeoutMs: o.eppConnectTimeoutMs ?? 2000,
     drainTimeoutMs: 5000,
     attemptTimeoutMs: o.attemptTimeoutMs ?? 10_000,
+    eppStallTimeoutMs: o.eppStallTimeoutMs ?? 30_000,
     replayBufferBytes: o.replayBufferBytes ?? 8 * 1024 * 1024,
     maxAttempts: o.maxAttempts ?? 3,
     failOpenCacheTtlMs: 300_000,

@@ -24,8 +24,19 @@ export const SERVED_KEY = 'x-gateway-destination-endpoint-served';
  * 'mid-echo': in full duplex, after the headers response, echo the first half of the body
  * (not ended), then fail. 'mid-response': echo the first response body chunk, fail on the next.
  * 'empty-answer': answer the request headers with an empty ProcessingResponse (a buggy EPP), then hang.
+ * 'stall-echo' / 'stall-response': like 'mid-echo' / 'mid-response', but instead of failing the EPP
+ * goes silent with the stream open (reads on, answers nothing, ignores the half-close): a wedged EPP.
  */
-export type CrashMode = 'on-headers' | 'mid-body' | 'after-headers-response' | 'close-ok' | 'mid-echo' | 'mid-response' | 'empty-answer';
+export type CrashMode =
+  | 'on-headers'
+  | 'mid-body'
+  | 'after-headers-response'
+  | 'close-ok'
+  | 'mid-echo'
+  | 'mid-response'
+  | 'empty-answer'
+  | 'stall-echo'
+  | 'stall-response';
 
 export interface ImmediateSpec {
   status: number;
@@ -134,6 +145,8 @@ export class EppStream {
   private h2Closed = false;
   private h2Reset = false;
   private reported = false;
+  /** A wedged EPP ('stall-*' modes): keeps reading, answers nothing more. */
+  private silent = false;
 
   constructor(
     private readonly call: Call,
@@ -142,7 +155,7 @@ export class EppStream {
   ) {
     call.on('data', (m: PbProcessingRequest) => this.onData(m));
     call.on('end', () => {
-      if (!this.host.hang && !this.host.ignoreHalfClose) this.enqueue(async () => this.finish());
+      if (!this.host.hang && !this.host.ignoreHalfClose && !this.silent) this.enqueue(async () => this.finish());
     });
     call.on('cancelled', () => this.close('cancelled'));
     const h2 = http2StreamOf(call);
@@ -160,6 +173,7 @@ export class EppStream {
     if (this.done || !m.request) return;
     this.record.received.push(m);
     this.host.onMessage(m.request);
+    if (this.silent) return;
     if (this.record.received.length === 1 && m.protocol_config) {
       this.reqMode = m.protocol_config.request_body_mode ?? BODY_MODE.NONE;
       this.respMode = m.protocol_config.response_body_mode ?? BODY_MODE.NONE;
@@ -203,6 +217,10 @@ export class EppStream {
         const b = m.response_body;
         if (this.host.crash === 'mid-response' && this.responseChunks++ > 0) {
           return this.enqueue(async () => this.fail('simulated EPP crash mid response body'));
+        }
+        if (this.host.crash === 'stall-response' && this.responseChunks++ > 0) {
+          this.silent = true;
+          return;
         }
         if (!fdResp) return this.enqueue(async () => this.send({ response_body: { response: {} } }));
         return this.enqueue(async () => this.echo('response_body', [asBuffer(b?.body)], b?.end_of_stream ?? false));
@@ -253,6 +271,12 @@ export class EppStream {
       dynamic_metadata: toStruct({ 'envoy.lb': { [DESTINATION_HEADER]: value } }),
     });
     if (this.host.crash === 'after-headers-response') return this.fail('simulated EPP crash after the headers response');
+    if (this.host.crash === 'stall-echo' && fd && this.bodyStarted) {
+      const all = Buffer.concat(this.body);
+      this.echo('request_body', [all.subarray(0, Math.floor(all.length / 2))], false);
+      this.silent = true;
+      return;
+    }
     if (this.host.crash === 'mid-echo' && fd && this.bodyStarted) {
       const all = Buffer.concat(this.body);
       this.echo('request_body', [all.subarray(0, Math.floor(all.length / 2))], false);
