@@ -35,13 +35,24 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
     profiles.push({ process: name, file: `${profileDir}/${name}.cpuprofile` });
     return ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`];
   };
+  /**
+   * --cpu-prof for a child run under tsx: a directory of its own, since tsx's loader
+   * thread writes an (idle) profile too; run.ts keeps the largest, the main thread's.
+   */
+  const childProfFlags = (name: string): string[] => {
+    if (!o.profile) return [];
+    const dir = `${profileDir}/${name}`;
+    mkdirSync(dir, { recursive: true });
+    profiles.push({ process: name, file: dir });
+    return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+  };
   try {
     const epp = await forkChild('fast-epp', PROCS.epp, ['--ports', String(EPP_PORT_COUNT), '--pools', BENCH_POOLS.join(',')]);
     started.push(epp);
     const ports = epp.info as EppPorts;
-    const floor = await forkChild('floor-proxy', PROCS.floor, ['--target', `127.0.0.1:${ports.ports[0]}`]);
+    const floor = await forkChild('floor-proxy', PROCS.floor, ['--target', `127.0.0.1:${ports.ports[0]}`], childProfFlags('floor'));
     started.push(floor);
-    const h2floor = await forkChild('h2-floor-proxy', PROCS.h2floor, ['--target', `127.0.0.1:${ports.ports[0]}`]);
+    const h2floor = await forkChild('h2-floor-proxy', PROCS.h2floor, ['--target', `127.0.0.1:${ports.ports[0]}`], childProfFlags('h2floor'));
     started.push(h2floor);
     const router = await spawnRouter(writeTopology('Endpoint', ports).configFile, [...o.routerNodeArgs, ...profFlags('router-endpoint')]);
     started.push(router);

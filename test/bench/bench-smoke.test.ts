@@ -28,7 +28,7 @@ beforeAll(() => {
     [
       '--import', 'tsx', join(ROOT, 'bench/run.ts'),
       // Rebuilds dist/ first when src/ is newer (tolerating type errors from work in progress).
-      '--quick', '--out', out,
+      '--quick', '--profile', '--out', out,
       '--warmup-ms', '20', '--measure-ms', '120',
       '--open-streams', String(OPEN_STREAMS),
       '--routes', ROUTE_SIZES.join(','), '--reload-routes', '10',
@@ -138,6 +138,20 @@ describe('npm run bench -- --quick', () => {
     positive(cp.reload[0]!.startupMs);
     positive(cp.reload[0]!.reloadMs.median);
     positive(cp.reload[0]!.routerRssMb);
+  });
+
+  it('profiles both routers, both floor proxies and the control plane with --profile (the main thread, load phase)', () => {
+    const byProcess = new Map(results.profiles.map((p) => [p.process.replace(/, load phase only$/, ''), p]));
+    expect([...byProcess.keys()]).toEqual(expect.arrayContaining(['router-endpoint', 'router-parent', 'floor', 'h2floor']));
+    expect([...byProcess.keys()].some((k) => k.startsWith('control plane'))).toBe(true);
+    for (const [name, p] of byProcess) {
+      positive(p.totalMs);
+      expect(p.categories.length, name).toBeGreaterThan(1);
+    }
+    expect(byProcess.get('router-endpoint')!.topRouter.length).toBeGreaterThan(0);
+    // The floor's main thread (it runs grpc-js), not tsx's loader thread, which writes an idle profile too.
+    expect(byProcess.get('floor')!.categories.map((c) => c.name)).toContain('grpc-js');
+    expect(byProcess.get('h2floor')!.categories.map((c) => c.name)).not.toContain('grpc-js');
   });
 
   it('checks the budget and writes the summary and charts', () => {
