@@ -1,6 +1,6 @@
 // EppRelay before the commit: failover to the next candidate (replay, parent), the final
 // answer when every attempt failed, and FailOpen.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
 import { FailOpenEndpoints } from '../../src/extproc/fail-open.js';
@@ -96,33 +96,51 @@ describe('EppRelay: failover before anything reached Envoy', () => {
     expect(pool.readied).toHaveLength(2);
   });
 
+  /**
+   * With attemptTimeoutMs 30 on fake timers (the fakes' flushes use setImmediate, which stays
+   * real): exact times, no race with the fallback attempt's own timer on a loaded machine.
+   * Nothing after 29 ms; at 30 ms the primary's timeout, its call cancelled, the fallback readied.
+   */
+  function expectTimeoutAfter30ms(s: ReturnType<typeof setup>): void {
+    vi.advanceTimersByTime(29);
+    expect(s.outcomes.log).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(s.outcomes.log).toEqual(['timeout cluster-a/default/pool-a']);
+    expect(s.call.cancelled).toBe(true);
+    expect(s.pool.readied).toHaveLength(2);
+  }
+
   it('per-attempt timeout: in full duplex counted from the end of the request body', async () => {
-    const { pool, relay, call, outcomes } = setup({ fallbacks: [b], attemptTimeoutMs: 30 });
-    relay.requestHeaders(headersMsg(), false);
-    await pool.complete(call);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(pool.readied).toHaveLength(1); // body not complete: no timer yet
-    relay.requestBody(bodyMsg('request_body', '{}', true), true);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(outcomes.log).toEqual(['timeout cluster-a/default/pool-a']);
-    expect(call.cancelled).toBe(true);
-    expect(pool.readied).toHaveLength(2);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const s = setup({ fallbacks: [b], attemptTimeoutMs: 30 });
+      s.relay.requestHeaders(headersMsg(), false);
+      await s.pool.complete(s.call);
+      vi.advanceTimersByTime(60);
+      expect(s.pool.readied).toHaveLength(1); // body not complete: no timer yet
+      s.relay.requestBody(bodyMsg('request_body', '{}', true), true);
+      expectTimeoutAfter30ms(s);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('per-attempt timeout: an EPP that stops reading mid-body (Envoy paused, body never complete) times out too', async () => {
-    const { envoy, pool, relay, call, outcomes } = setup({ fallbacks: [b], attemptTimeoutMs: 30 });
-    relay.requestHeaders(headersMsg(), false);
-    await pool.complete(call);
-    call.writeResult = false; // flow control: the EPP takes nothing more
-    relay.requestBody(bodyMsg('request_body', 'x'.repeat(1000), false), false);
-    expect(envoy.paused).toBe(true); // so Envoy's body never completes here
-    await new Promise((r) => setTimeout(r, 80));
-    expect(outcomes.log).toEqual(['timeout cluster-a/default/pool-a']);
-    expect(call.cancelled).toBe(true);
-    expect(pool.readied).toHaveLength(2);
-    const second = new FakeEppCall();
-    await pool.complete(second);
-    expect(second.written).toHaveLength(2); // headers + the chunk, replayed
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const s = setup({ fallbacks: [b], attemptTimeoutMs: 30 });
+      s.relay.requestHeaders(headersMsg(), false);
+      await s.pool.complete(s.call);
+      s.call.writeResult = false; // flow control: the EPP takes nothing more
+      s.relay.requestBody(bodyMsg('request_body', 'x'.repeat(1000), false), false);
+      expect(s.envoy.paused).toBe(true); // so Envoy's body never completes here
+      expectTimeoutAfter30ms(s);
+      const second = new FakeEppCall();
+      await s.pool.complete(second);
+      expect(second.written).toHaveLength(2); // headers + the chunk, replayed
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('past the replay bound, no failover: the failure mode answers', async () => {
