@@ -106,7 +106,7 @@ describe('parseConfigText', () => {
       addressOverrides: { services: [], gateways: [] },
     });
     expect(cfg.clusters[0]?.epp.tls.caFile).toBeUndefined();
-    expect(cfg.extProc).toMatchObject({ maxMessageBytes: 16 * 1024 * 1024, destinationHeader: 'primary' });
+    expect(cfg.extProc).toMatchObject({ maxMessageBytes: 16 * 1024 * 1024, destinationHeader: 'primary', eppStallTimeoutMs: 30_000 });
     expect(cfg.manifests).toEqual({ debounceMs: 200, pollIntervalMs: 1000 });
     expect(cfg.log).toEqual({ level: 'info' });
   });
@@ -114,6 +114,13 @@ describe('parseConfigText', () => {
   it('rejects unknown keys, naming each', () => {
     const text = VALID.replace('mode: Parent', 'mode: Parent\nmodee: x').replace('paths: [manifests/b]', 'paths: [manifests/b]\n      path: x');
     expect(issues(text).sort()).toEqual(['clusters[1].manifests.path: unknown key', 'modee: unknown key']);
+  });
+
+  it.each(['-1', '1.5', '"30s"'])('rejects extProc.eppStallTimeoutMs %s, naming the field', (v) => {
+    const out = issues(`${VALID}extProc:\n  eppStallTimeoutMs: ${v}\n`);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatch(/^extProc\.eppStallTimeoutMs: /);
+    expect(parseConfigText(`${VALID}extProc:\n  eppStallTimeoutMs: 0\n`, 'config.yaml', '/base').extProc.eppStallTimeoutMs).toBe(0);
   });
 
   it('rejects a clusterName that is not a member', () => {
