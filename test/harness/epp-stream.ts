@@ -215,12 +215,12 @@ export class EppStream {
       }
       case 'response_body': {
         const b = m.response_body;
-        if (this.host.crash === 'mid-response' && this.responseChunks++ > 0) {
+        if ((this.host.crash === 'mid-response' || this.host.crash === 'stall-response') && this.responseChunks++ > 0) {
+          if (this.host.crash === 'stall-response') {
+            this.silent = true;
+            return;
+          }
           return this.enqueue(async () => this.fail('simulated EPP crash mid response body'));
-        }
-        if (this.host.crash === 'stall-response' && this.responseChunks++ > 0) {
-          this.silent = true;
-          return;
         }
         if (!fdResp) return this.enqueue(async () => this.send({ response_body: { response: {} } }));
         return this.enqueue(async () => this.echo('response_body', [asBuffer(b?.body)], b?.end_of_stream ?? false));
@@ -271,15 +271,13 @@ export class EppStream {
       dynamic_metadata: toStruct({ 'envoy.lb': { [DESTINATION_HEADER]: value } }),
     });
     if (this.host.crash === 'after-headers-response') return this.fail('simulated EPP crash after the headers response');
-    if (this.host.crash === 'stall-echo' && fd && this.bodyStarted) {
+    if ((this.host.crash === 'mid-echo' || this.host.crash === 'stall-echo') && fd && this.bodyStarted) {
       const all = Buffer.concat(this.body);
       this.echo('request_body', [all.subarray(0, Math.floor(all.length / 2))], false);
-      this.silent = true;
-      return;
-    }
-    if (this.host.crash === 'mid-echo' && fd && this.bodyStarted) {
-      const all = Buffer.concat(this.body);
-      this.echo('request_body', [all.subarray(0, Math.floor(all.length / 2))], false);
+      if (this.host.crash === 'stall-echo') {
+        this.silent = true;
+        return;
+      }
       return this.fail('simulated EPP crash mid-echo');
     }
     if (fd && this.bodyStarted) this.echo('request_body', this.body, bodyEnded && !this.trailersPending);
