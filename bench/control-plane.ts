@@ -3,10 +3,10 @@
  * cost in a child process (with --expose-gc), then manifest reloads through a
  * real router process.
  */
-import { mkdirSync } from 'node:fs';
 import type { BenchOptions } from './lib/args.js';
 import { PROCS } from './lib/paths.js';
 import { forkChild } from './lib/proc.js';
+import { cpuProfile } from './lib/profile.js';
 import type { BuildPoint, ControlPlaneResults, PickerPoint, ReloadPoint } from './lib/types.js';
 import { reloadPoint } from './reload.js';
 
@@ -22,11 +22,9 @@ export async function runControlPlane(o: BenchOptions, profileDir: string): Prom
   const profiles: { process: string; file: string }[] = [];
   const flags = ['--expose-gc'];
   if (o.profile) {
-    // tsx runs its loader on a worker thread, which writes a profile too: own directory, the main thread's is the largest file.
-    const dir = `${profileDir}/control-plane`;
-    mkdirSync(dir, { recursive: true });
-    flags.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
-    profiles.push({ process: 'control plane (buildSnapshot, SnapshotStore, match, picker; src under tsx)', file: dir });
+    const p = cpuProfile(profileDir, 'control-plane', 'control plane (buildSnapshot, SnapshotStore, match, picker; src under tsx)');
+    flags.push(...p.flags);
+    profiles.push(p.profile);
   }
   const child = await forkChild('control-plane', PROCS.controlPlane, [], flags);
   let picker: PickerPoint[];
@@ -55,10 +53,10 @@ export async function runControlPlane(o: BenchOptions, profileDir: string): Prom
   for (const routes of o.reloadSizes) {
     let flags: string[] = [...o.routerNodeArgs];
     if (o.profile && routes === largest) {
-      mkdirSync(profileDir, { recursive: true });
       const name = `router-reload-${routes}`;
-      flags = [...o.routerNodeArgs, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`];
-      profiles.push({ process: `${name} (start-up + ${o.quick ? 2 : 3} manifest reloads)`, file: `${profileDir}/${name}.cpuprofile` });
+      const p = cpuProfile(profileDir, name, `${name} (start-up + ${o.quick ? 2 : 3} manifest reloads)`);
+      flags = [...o.routerNodeArgs, ...p.flags];
+      profiles.push(p.profile);
     }
     const p = await reloadPoint(routes, o.quick ? 2 : 3, flags);
     reload.push(p);

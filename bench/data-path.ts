@@ -6,11 +6,10 @@
  * drifts in the machine's background load hit every set-up alike; the rounds
  * are merged. Server CPU and RSS come from /proc around each window.
  */
-import { mkdirSync } from 'node:fs';
 import type { BenchOptions } from './lib/args.js';
 import { compare, mergeCell, type Measured } from './lib/cells.js';
 import { PROCS } from './lib/paths.js';
-import { monotonicUs } from './lib/profile.js';
+import { cpuProfile, monotonicUs } from './lib/profile.js';
 import { forkChild, procUsage, RssSampler, spawnRouter } from './lib/proc.js';
 import { routerMemory, waitForSignals } from './lib/router-admin.js';
 import { BENCH_POOLS, EPP_PORT_COUNT, writeTopology, type EppPorts } from './lib/topology.js';
@@ -31,28 +30,17 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
   const window: [number, number] = [0, 0];
   const profFlags = (name: string): string[] => {
     if (!o.profile) return [];
-    mkdirSync(profileDir, { recursive: true });
-    profiles.push({ process: name, file: `${profileDir}/${name}.cpuprofile` });
-    return ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`];
-  };
-  /**
-   * --cpu-prof for a child run under tsx: a directory of its own, since tsx's loader
-   * thread writes an (idle) profile too; run.ts keeps the largest, the main thread's.
-   */
-  const childProfFlags = (name: string): string[] => {
-    if (!o.profile) return [];
-    const dir = `${profileDir}/${name}`;
-    mkdirSync(dir, { recursive: true });
-    profiles.push({ process: name, file: dir });
-    return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+    const p = cpuProfile(profileDir, name);
+    profiles.push(p.profile);
+    return p.flags;
   };
   try {
     const epp = await forkChild('fast-epp', PROCS.epp, ['--ports', String(EPP_PORT_COUNT), '--pools', BENCH_POOLS.join(',')]);
     started.push(epp);
     const ports = epp.info as EppPorts;
-    const floor = await forkChild('floor-proxy', PROCS.floor, ['--target', `127.0.0.1:${ports.ports[0]}`], childProfFlags('floor'));
+    const floor = await forkChild('floor-proxy', PROCS.floor, ['--target', `127.0.0.1:${ports.ports[0]}`], profFlags('floor'));
     started.push(floor);
-    const h2floor = await forkChild('h2-floor-proxy', PROCS.h2floor, ['--target', `127.0.0.1:${ports.ports[0]}`], childProfFlags('h2floor'));
+    const h2floor = await forkChild('h2-floor-proxy', PROCS.h2floor, ['--target', `127.0.0.1:${ports.ports[0]}`], profFlags('h2floor'));
     started.push(h2floor);
     const router = await spawnRouter(writeTopology('Endpoint', ports).configFile, [...o.routerNodeArgs, ...profFlags('router-endpoint')]);
     started.push(router);

@@ -3,7 +3,8 @@
  * code, grpc-js, protobufjs, Node core, GC, ...), the hottest functions by
  * self time, and the router's own functions by inclusive time.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ProfileSummary } from './types.js';
 
 interface CallFrame {
@@ -21,6 +22,17 @@ interface CpuProfile {
   readonly nodes: readonly ProfileNode[];
   readonly samples: readonly number[];
   readonly timeDeltas: readonly number[];
+}
+
+/**
+ * Node flags that `--cpu-prof` one process into a directory of its own, and the entry
+ * run.ts reads it from: the directory, whose largest profile is the main thread's
+ * (a child run under tsx also writes an idle one from tsx's loader thread).
+ */
+export function cpuProfile(profileDir: string, dirName: string, processName = dirName): { flags: string[]; profile: { process: string; file: string } } {
+  const dir = join(profileDir, dirName);
+  mkdirSync(dir, { recursive: true });
+  return { flags: ['--cpu-prof', `--cpu-prof-dir=${dir}`], profile: { process: processName, file: dir } };
 }
 
 const CATEGORIES: readonly [string, (f: CallFrame) => boolean][] = [
