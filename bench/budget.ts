@@ -1,5 +1,5 @@
 /**
- * The budget of issue 6, checked against a run's results. Each item yields
+ * The performance budget, checked against a run's results. Each item yields
  * PASS or MISS with the measured value; an item whose measurement is missing
  * from the run (e.g. a size not measured) is a MISS saying so.
  */
