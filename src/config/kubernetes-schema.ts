@@ -19,6 +19,8 @@ export const kubernetesSourceSchema = z
     /** Client-side rate limit (token bucket) for this member's list and watch requests; absent = unlimited. */
     qps: z.number().positive().optional(),
     burst: z.number().int().min(1).optional(),
+    /** Run the kubeconfig's exec / auth-provider credential plugins (commands on this host). Refused by default. */
+    allowExecPlugins: z.boolean().default(false),
   })
   .superRefine((k, ctx) => {
     if (k.inCluster && k.kubeconfig !== undefined) {

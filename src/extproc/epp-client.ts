@@ -3,7 +3,6 @@
  * settings), shared by all streams to that EPP, and raw (identity-serialized)
  * ext_proc calls on it so messages pass through byte for byte.
  */
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import {
   Client,
@@ -15,6 +14,7 @@ import {
   type ClientDuplexStream,
 } from '@grpc/grpc-js';
 import type { TlsConfig } from '../config/schema.js';
+import { CredentialFiles } from '../credentials/credential-files.js';
 import { EXT_PROC_PROCESS_PATH } from '../protocol/constants.js';
 import type { EppTarget } from '../snapshot/types.js';
 import { ErrorCode, RouterError } from './errors.js';
@@ -29,14 +29,18 @@ export interface EppClientPoolOptions {
   readonly connectTimeoutMs: number;
   /** HTTP/2 keepalive ping interval on EPP connections (default 60 s; Go servers punish pings more often on idle connections). */
   readonly keepaliveTimeMs?: number;
-  /** Reads CA / certificate / key files (injectable for tests). */
-  readonly readFile?: (path: string) => Buffer;
+  /** CA / certificate / key files, watched for rotation (default: read once, never re-read). */
+  readonly files?: CredentialFiles;
 }
 
 interface Entry {
   readonly key: string;
   readonly client: Client;
   closed: boolean;
+  /** files.generation when the entry was last known current. */
+  generation: number;
+  /** The file contents its credentials were built from (CredentialFiles replaces a Buffer when the file changes). */
+  readonly material: ReadonlyMap<string, Buffer>;
 }
 
 const identity = (b: Buffer): Buffer => b;
@@ -85,7 +89,11 @@ export function targetKey(target: EppTarget): string {
   ].join('|');
 }
 
-/** Builds the channel credentials for an EPP's TLS settings. Throws a RouterError on unusable settings. */
+/**
+ * Builds the channel credentials for an EPP's TLS settings: the server certificate is
+ * verified (CA file or system roots) unless insecureSkipVerify is set without a CA file.
+ * Throws a RouterError on unusable settings.
+ */
 export function channelCredentials(tls: TlsConfig, readFile: (path: string) => Buffer): ChannelCredentials {
   if (!tls.enabled) return credentials.createInsecure();
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
@@ -105,7 +113,7 @@ export function channelCredentials(tls: TlsConfig, readFile: (path: string) => B
   const key = read('keyFile', tls.keyFile);
   const cert = read('certFile', tls.certFile);
   if (ca === null && tls.insecureSkipVerify) {
-    // EPPs serve self-signed certificates by default: encrypt, but accept any certificate.
+    // The member chose to accept any certificate (logged at start): encrypted, not authenticated.
     return credentials.createSsl(null, key, cert, {
       rejectUnauthorized: false,
       checkServerIdentity: () => undefined,
@@ -134,11 +142,11 @@ export class EppClientPool {
   /** Snapshot targets are immutable and reused by every request: cache their entry by identity. */
   private byTarget = new WeakMap<EppTarget, Entry>();
   private readonly channelOptions: ChannelOptions;
-  private readonly readFile: (path: string) => Buffer;
+  private readonly files: CredentialFiles;
   private closed = false;
 
   constructor(private readonly options: EppClientPoolOptions) {
-    this.readFile = options.readFile ?? ((path) => readFileSync(path));
+    this.files = options.files ?? new CredentialFiles({ pollIntervalMs: 0 });
     this.channelOptions = {
       'grpc.max_receive_message_length': options.maxMessageBytes,
       'grpc.max_send_message_length': options.maxMessageBytes,
@@ -229,21 +237,33 @@ export class EppClientPool {
     this.byTarget = new WeakMap();
   }
 
+  /**
+   * The target's channel. When a watched CA / certificate / key file changed since the
+   * channel was built, the next stream gets a new channel with the new material; streams
+   * on the old channel finish on it.
+   */
   private entryFor(target: EppTarget): Entry {
+    const generation = this.files.generation;
     const cached = this.byTarget.get(target);
-    if (cached && !cached.closed) return cached;
+    if (cached && !cached.closed && cached.generation === generation) return cached;
     if (this.closed) throw new RouterError(ErrorCode.EppUnavailable, 'EPP client pool is closed');
     const key = targetKey(target);
     let entry = this.byKey.get(key);
+    if (entry && entry.generation !== generation && !this.files.unchanged(entry.material)) {
+      this.evict(key, entry);
+      entry = undefined;
+    }
     if (!entry) {
-      const creds = channelCredentials(target.tls, this.readFile);
+      const { read, material } = this.files.recorder();
+      const creds = channelCredentials(target.tls, read);
       const options: ChannelOptions = { ...this.channelOptions };
       const sni = serverNameFor(target);
       if (sni !== undefined) options['grpc.ssl_target_name_override'] = sni;
       if (target.tls.enabled && target.tls.serverName) options['grpc.default_authority'] = target.tls.serverName;
-      entry = { key, client: new Client(target.address, creds, options), closed: false };
+      entry = { key, client: new Client(target.address, creds, options), closed: false, generation, material };
       this.byKey.set(key, entry);
     }
+    entry.generation = generation;
     this.byTarget.set(target, entry);
     return entry;
   }
