@@ -37,7 +37,7 @@ async function metricsServer(o: { https?: { sans: string[]; clientCa?: Buffer };
   const seen: Seen[] = [];
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const peer = (req.socket as TLSSocket).getPeerCertificate?.();
-    seen.push({ authorization: req.headers.authorization, clientCert: peer && 'subject' in peer ? peer.subject?.CN : undefined });
+    seen.push({ authorization: req.headers.authorization, clientCert: peer && 'subject' in peer ? String(peer.subject?.CN) : undefined });
     if (req.headers.authorization !== `Bearer ${o.token}`) {
       res.writeHead(401).end('unauthorized\n');
       return;
