@@ -104,3 +104,20 @@ describe('NetworkPolicy', () => {
     expect(np.spec.ingress).toEqual([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
   });
 });
+
+describe('RBAC for metrics scrapes', () => {
+  type Role = K8sObject & { rules: Obj[] };
+  type Binding = K8sObject & { roleRef: { name: string }; subjects: { name: string }[] };
+  const r = renderChart({ remoteReader: { create: true } });
+
+  it.each([
+    ['the router (local EPPs, service-account token)', '-mcip-router-metrics', () => (find(r, 'Deployment').spec as { template: { spec: { serviceAccountName: string } } }).template.spec.serviceAccountName],
+    ['the remote reader (other members scrape this cluster)', '-reader-metrics', () => find(r, 'ServiceAccount', '-reader').metadata.name],
+  ])('grants GET on the non-resource URL /metrics to %s', (_who, suffix, account) => {
+    const role = find(r, 'ClusterRole', suffix) as Role;
+    expect(role.rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    const binding = find(r, 'ClusterRoleBinding', suffix) as Binding;
+    expect(binding.roleRef.name).toBe(role.metadata.name);
+    expect(binding.subjects.map((s) => s.name)).toEqual([account()]);
+  });
+});
