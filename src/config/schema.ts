@@ -94,6 +94,12 @@ export const extProcSchema = z
     failOpenCacheTtlMs: z.number().int().min(0).default(300_000),
     /** On SIGTERM, how long in-flight streams may take to finish. */
     drainTimeoutMs: z.number().int().min(0).default(15000),
+    /**
+     * What carries the ext_proc data path (the Envoy-facing server and the calls to EPPs):
+     * grpc-js, or gRPC framing on Node's own HTTP/2 (less CPU per message). Health probing
+     * of EPPs always uses grpc-js.
+     */
+    transport: z.enum(['grpc-js', 'http2']).default('grpc-js'),
   });
 
 /** Pool selection. A route overrides the policy with the HTTPRoute annotation mcip-router.dev/pick-policy. */

@@ -12,16 +12,29 @@ import {
   credentials,
   type ChannelCredentials,
   type ChannelOptions,
-  type ClientDuplexStream,
 } from '@grpc/grpc-js';
 import type { TlsConfig } from '../config/schema.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
 import { EXT_PROC_PROCESS_PATH } from '../protocol/constants.js';
 import type { EppTarget } from '../snapshot/types.js';
+import { H2Channel } from '../transport/h2-channel.js';
+import { h2TlsOptions } from '../transport/tls-options.js';
 import { ErrorCode, RouterError } from './errors.js';
 
-/** A raw ext_proc call to an EPP: Envoy's bytes in, the EPP's bytes out. */
-export type EppCall = ClientDuplexStream<Buffer, Buffer>;
+/**
+ * A raw ext_proc call to an EPP: Envoy's bytes in, the EPP's bytes out (a grpc-js call, or the
+ * node:http2 transport's with the same surface).
+ */
+export interface EppCall {
+  write(msg: Buffer): boolean;
+  end(): void;
+  pause(): unknown;
+  resume(): unknown;
+  cancel(): void;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  on(event: 'data' | 'end' | 'error', listener: (...args: any[]) => void): unknown;
+  once(event: 'drain', listener: () => void): unknown;
+}
 
 export interface EppClientPoolOptions {
   /** Max gRPC message size sent to and received from EPPs. */
@@ -32,11 +45,14 @@ export interface EppClientPoolOptions {
   readonly keepaliveTimeMs?: number;
   /** CA / certificate / key files, watched for rotation (default: read once, never re-read). */
   readonly files?: CredentialFiles;
+  /** What carries the calls: grpc-js channels (default) or node:http2 connections (src/transport/). */
+  readonly transport?: 'grpc-js' | 'http2';
 }
 
 interface Entry {
   readonly key: string;
-  readonly client: Client;
+  /** The grpc-js channel, or the node:http2 connection (extProc.transport: http2). */
+  readonly client: Client | H2Channel;
   closed: boolean;
   /** files.generation when the entry was last known current. */
   generation: number;
@@ -98,6 +114,24 @@ export function targetKey(target: EppTarget): string {
  */
 export function channelCredentials(tls: TlsConfig, readFile: (path: string) => Buffer, verifyHost?: string): ChannelCredentials {
   if (!tls.enabled) return credentials.createInsecure();
+  const { ca, key, cert, verify } = tlsMaterial(tls, readFile);
+  if (!verify) {
+    // The member chose to accept any certificate (logged at start): encrypted, not authenticated.
+    return credentials.createSsl(null, key, cert, {
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
+    });
+  }
+  // Verify against the CA file, or the system roots when no CA file is given.
+  if (verifyHost === undefined) return credentials.createSsl(ca, key, cert);
+  return credentials.createSsl(ca, key, cert, { checkServerIdentity: (_sni, c) => checkServerIdentity(verifyHost, c) });
+}
+
+/** The files of an EPP's TLS settings, and whether the server certificate is verified. Throws a RouterError on unusable settings. */
+export function tlsMaterial(
+  tls: TlsConfig,
+  readFile: (path: string) => Buffer,
+): { ca: Buffer | null; key: Buffer | null; cert: Buffer | null; verify: boolean } {
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
     throw new RouterError(ErrorCode.EppUnavailable, 'EPP TLS: certFile and keyFile must be set together');
   }
@@ -112,18 +146,7 @@ export function channelCredentials(tls: TlsConfig, readFile: (path: string) => B
     }
   };
   const ca = read('caFile', tls.caFile);
-  const key = read('keyFile', tls.keyFile);
-  const cert = read('certFile', tls.certFile);
-  if (ca === null && tls.insecureSkipVerify) {
-    // The member chose to accept any certificate (logged at start): encrypted, not authenticated.
-    return credentials.createSsl(null, key, cert, {
-      rejectUnauthorized: false,
-      checkServerIdentity: () => undefined,
-    });
-  }
-  // Verify against the CA file, or the system roots when no CA file is given.
-  if (verifyHost === undefined) return credentials.createSsl(ca, key, cert);
-  return credentials.createSsl(ca, key, cert, { checkServerIdentity: (_sni, c) => checkServerIdentity(verifyHost, c) });
+  return { ca, key: read('keyFile', tls.keyFile), cert: read('certFile', tls.certFile), verify: ca !== null || !tls.insecureSkipVerify };
 }
 
 /**
@@ -202,7 +225,13 @@ export class EppClientPool {
     } catch (err) {
       return Promise.reject(RouterError.from(err, ErrorCode.EppUnavailable));
     }
-    const channel = entry.client.getChannel();
+    if (entry.client instanceof H2Channel) {
+      return entry.client.ready().catch((err: unknown) => {
+        throw new RouterError(ErrorCode.EppUnavailable, entry.closed ? `EPP channel to ${target.address} was closed` : (err as Error).message);
+      });
+    }
+    const client = entry.client;
+    const channel = client.getChannel();
     const state = channel.getConnectivityState(true);
     if (state === connectivityState.READY || state === connectivityState.TRANSIENT_FAILURE) return Promise.resolve();
     const deadline = Date.now() + this.options.connectTimeoutMs;
@@ -237,6 +266,7 @@ export class EppClientPool {
    */
   call(target: EppTarget, metadata: Metadata): EppCall {
     const entry = this.entryFor(target);
+    if (entry.client instanceof H2Channel) return entry.client.call(EXT_PROC_PROCESS_PATH, metadata.toHttp2Headers());
     return entry.client.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, identity, identity, metadata, {});
   }
 
@@ -274,6 +304,14 @@ export class EppClientPool {
     }
     if (!entry) {
       const { read, material } = this.files.recorder();
+      if (this.options.transport === 'http2') {
+        const client = this.h2Channel(target, read);
+        entry = { key, client, closed: false, generation, material };
+        this.byKey.set(key, entry);
+        entry.generation = generation;
+        this.byTarget.set(target, entry);
+        return entry;
+      }
       const creds = channelCredentials(target.tls, read, identityHostFor(target));
       const options: ChannelOptions = { ...this.channelOptions };
       const sni = serverNameFor(target);
@@ -285,6 +323,18 @@ export class EppClientPool {
     entry.generation = generation;
     this.byTarget.set(target, entry);
     return entry;
+  }
+
+  private h2Channel(target: EppTarget, read: (path: string) => Buffer): H2Channel {
+    const tls = h2TlsOptions(target, read);
+    return new H2Channel(target.address, {
+      maxMessageBytes: this.options.maxMessageBytes,
+      connectTimeoutMs: this.options.connectTimeoutMs,
+      keepaliveTimeMs: this.options.keepaliveTimeMs ?? 60_000,
+      keepaliveTimeoutMs: 20_000,
+      ...(tls ? { tls } : {}),
+      ...(target.tls.enabled && target.tls.serverName ? { authority: target.tls.serverName } : {}),
+    });
   }
 
   private evict(key: string, entry: Entry): void {

@@ -2,10 +2,10 @@
  * The Envoy-facing gRPC server: ExternalProcessor/Process with raw (Buffer)
  * messages, and grpc.health.v1.Health, on one TCP or unix socket address.
  */
-import { lstat, unlink } from 'node:fs/promises';
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import { extProcRawService, healthService } from '../protocol/services.js';
 import { HealthState } from './health.js';
+import { createH2ExtProcServer, removeStaleSocket } from '../transport/extproc-server.js';
 import { ExtProcStream, type StreamDeps } from './stream.js';
 
 export type ExtProcDeps = StreamDeps;
@@ -27,6 +27,7 @@ export interface ExtProcServer {
 }
 
 export function createExtProcServer(deps: ExtProcDeps): ExtProcServer {
+  if (deps.settings.transport === 'http2') return createH2ExtProcServer(deps);
   const max = deps.settings.maxMessageBytes;
   const server = new Server({
     'grpc.max_receive_message_length': max,
@@ -128,14 +129,4 @@ function acceptEnvoyResets(server: Server): boolean {
   options.streamResetBurst = STREAM_RESET_BURST;
   options.streamResetRate = STREAM_RESET_RATE;
   return true;
-}
-
-/** A unix socket file left by a previous process would make the bind fail: remove it (sockets only). */
-async function removeStaleSocket(address: string): Promise<void> {
-  const path = address.slice('unix:'.length).replace(/^\/\/(?=\/)/, '');
-  try {
-    if ((await lstat(path)).isSocket()) await unlink(path);
-  } catch {
-    // absent: nothing to do
-  }
 }

@@ -7,7 +7,7 @@
  * reached on end, error and cancel, that releases the processor (and its EPP
  * call) and reports the stream exactly once.
  */
-import type { Metadata, ServerDuplexStream } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
 import { DEFAULT_PICKER } from '../config/defaults.js';
 import { pickWith } from '../picker/pick.js';
 import { decodeRequest, peekRequest, type RequestPeek } from '../protocol/codec.js';
@@ -24,7 +24,18 @@ import type { StreamOutcome } from './observer.js';
 import type { EnvoySide, Processor } from './processor.js';
 import { ModeResponder } from './responder.js';
 
-export type EnvoyCall = ServerDuplexStream<Buffer, Buffer>;
+/** Envoy's call as the stream uses it: a grpc-js server call, or the node:http2 transport's (src/transport/). */
+export interface EnvoyCall {
+  readonly metadata: Metadata;
+  write(msg: Buffer): boolean;
+  end(): void;
+  pause(): unknown;
+  resume(): unknown;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  on(event: 'data' | 'end' | 'cancelled' | 'error', listener: (...args: any[]) => void): unknown;
+  once(event: 'drain', listener: () => void): unknown;
+  emit(event: 'error', err: Error): boolean;
+}
 
 export type { ExtProcSettings, StreamDeps } from './deps.js';
 

@@ -99,6 +99,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     maxMessageBytes: config.extProc.maxMessageBytes,
     connectTimeoutMs: config.extProc.eppConnectTimeoutMs,
     files: credentialFiles,
+    transport: config.extProc.transport,
   });
   const retainEpps = (): void => {
     const targets: EppTarget[] = [];

@@ -87,7 +87,17 @@ export interface EppTlsInput {
   serverName?: string;
 }
 
+/**
+ * The ext_proc transport scenarios run on: MCIP_TEST_EXTPROC_TRANSPORT=http2 runs every
+ * scenario on the node:http2 transport (CI runs them on both).
+ */
+export function scenarioTransport(): 'grpc-js' | 'http2' {
+  return process.env.MCIP_TEST_EXTPROC_TRANSPORT === 'http2' ? 'http2' : 'grpc-js';
+}
+
 export interface ScenarioOptions {
+  /** The router's extProc.transport (default: scenarioTransport()). */
+  transport?: 'grpc-js' | 'http2';
   mode?: 'Endpoint' | 'Parent';
   eppA?: Partial<SimulatedEppOptions>;
   eppB?: Partial<SimulatedEppOptions>;
@@ -214,10 +224,15 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     replayBufferBytes: o.replayBufferBytes ?? 8 * 1024 * 1024,
     maxAttempts: o.maxAttempts ?? 3,
     failOpenCacheTtlMs: 300_000,
+    transport: o.transport ?? scenarioTransport(),
   } as const;
   const signals = o.signals ? new SignalStore({ config: cfg, evaluateIntervalMs: 50 }) : undefined;
   if (signals && snapshot) signals.update(snapshot);
-  const pool = new EppClientPool({ maxMessageBytes: settings.maxMessageBytes, connectTimeoutMs: settings.eppConnectTimeoutMs });
+  const pool = new EppClientPool({
+    maxMessageBytes: settings.maxMessageBytes,
+    connectTimeoutMs: settings.eppConnectTimeoutMs,
+    transport: settings.transport,
+  });
   const server = createExtProcServer({
     snapshot: () => snapshot,
     settings,

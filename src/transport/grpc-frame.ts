@@ -1,0 +1,120 @@
+/**
+ * gRPC's length-prefixed messages on an HTTP/2 stream: a 1-byte compressed flag,
+ * a 4-byte big-endian length, then the message. DATA frames split and join
+ * messages freely, so the reader reassembles them: a message inside one chunk is
+ * handed on as a view of that chunk (no copy); only a message spanning chunks is
+ * copied, once, into a buffer of its exact size.
+ */
+import { status as Status } from '@grpc/grpc-js';
+
+export const FRAME_HEADER_BYTES = 5;
+/** Below this a message and its prefix are written as one buffer; above, as two (no copy of the message). */
+const JOIN_BELOW_BYTES = 16 * 1024;
+
+/** A message the peer may not send: the stream ends with this gRPC status. */
+export class FrameError extends Error {
+  constructor(
+    readonly code: Status,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The prefix and message to write for `msg` (one buffer for small messages, two otherwise). */
+export function encodeMessage(msg: Buffer): Buffer[] {
+  const len = msg.length;
+  if (len < JOIN_BELOW_BYTES) {
+    const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + len);
+    out[0] = 0;
+    out.writeUInt32BE(len, 1);
+    msg.copy(out, FRAME_HEADER_BYTES);
+    return [out];
+  }
+  const head = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  head[0] = 0;
+  head.writeUInt32BE(len, 1);
+  return [head, msg];
+}
+
+/** Splits a stream of DATA chunks into messages; push() throws a FrameError on a message it must refuse. */
+export class MessageReader {
+  /** Bytes of a prefix not complete yet (a prefix split across chunks). */
+  private head = Buffer.alloc(FRAME_HEADER_BYTES);
+  private headFill = 0;
+  /** The message being assembled across chunks, and how much of it has arrived. */
+  private body: Buffer | undefined;
+  private bodyFill = 0;
+
+  constructor(
+    private readonly maxMessageBytes: number,
+    private readonly onMessage: (msg: Buffer) => void,
+  ) {}
+
+  /** True when no message is partly read (a stream may end here). */
+  get idle(): boolean {
+    return this.headFill === 0 && this.body === undefined;
+  }
+
+  push(chunk: Buffer): void {
+    let pos = 0;
+    const end = chunk.length;
+    while (pos < end) {
+      if (this.body !== undefined) {
+        const take = Math.min(this.body.length - this.bodyFill, end - pos);
+        chunk.copy(this.body, this.bodyFill, pos, pos + take);
+        this.bodyFill += take;
+        pos += take;
+        if (this.bodyFill === this.body.length) this.deliver();
+        continue;
+      }
+      let len: number;
+      if (this.headFill === 0 && end - pos >= FRAME_HEADER_BYTES) {
+        len = this.checkHeader(chunk[pos]!, chunk.readUInt32BE(pos + 1));
+        pos += FRAME_HEADER_BYTES;
+        if (end - pos >= len) {
+          // The whole message is in this chunk: a view, no copy.
+          const msg = chunk.subarray(pos, pos + len);
+          pos += len;
+          this.onMessage(msg);
+          continue;
+        }
+      } else {
+        const take = Math.min(FRAME_HEADER_BYTES - this.headFill, end - pos);
+        chunk.copy(this.head, this.headFill, pos, pos + take);
+        this.headFill += take;
+        pos += take;
+        if (this.headFill < FRAME_HEADER_BYTES) return;
+        this.headFill = 0;
+        len = this.checkHeader(this.head[0]!, this.head.readUInt32BE(1));
+        if (len === 0) {
+          this.onMessage(Buffer.alloc(0));
+          continue;
+        }
+      }
+      this.body = Buffer.allocUnsafe(len);
+      this.bodyFill = 0;
+    }
+  }
+
+  private checkHeader(flag: number, len: number): number {
+    if (flag !== 0) {
+      // We never advertise grpc-accept-encoding, so a compressed message is the peer's error.
+      throw new FrameError(flag === 1 ? Status.UNIMPLEMENTED : Status.INTERNAL, 'compressed messages are not supported');
+    }
+    if (len > this.maxMessageBytes) {
+      throw new FrameError(
+        Status.RESOURCE_EXHAUSTED,
+        `received message larger than max (${len} vs. ${this.maxMessageBytes})`,
+      );
+    }
+    return len;
+  }
+
+  private deliver(): void {
+    const msg = this.body!;
+    this.body = undefined;
+    this.bodyFill = 0;
+    this.onMessage(msg);
+  }
+}
