@@ -22,6 +22,7 @@ export class H2ClientCall extends EventEmitter {
   /** The call's outcome was reported ('end' or 'error'). */
   private reported = false;
   private readEnded = false;
+  private closeSeen = false;
   private deadline: NodeJS.Timeout | undefined;
 
   constructor(
@@ -124,10 +125,19 @@ export class H2ClientCall extends EventEmitter {
 
   private readonly onReadEnd = (): void => {
     this.readEnded = true;
-    if (this.stream.closed || this.stream.destroyed) this.report();
+    if (this.closeSeen) {
+      this.report();
+      return;
+    }
+    // The EPP ended its side (status in the trailers) while ours may still be open: the call
+    // is over (every message was read), and the stream is closed with NO_ERROR.
+    this.status ??= { code: Status.INTERNAL, details: 'the EPP ended the stream without a gRPC status' };
+    this.report();
+    if (!this.stream.closed && !this.stream.destroyed) this.stream.close(h2.NGHTTP2_NO_ERROR);
   };
 
   private readonly onClose = (): void => {
+    this.closeSeen = true;
     if (this.deadline !== undefined) clearTimeout(this.deadline);
     if (this.status === undefined) {
       const code = this.stream.rstCode;
