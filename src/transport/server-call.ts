@@ -32,6 +32,7 @@ export class H2ServerCall extends EventEmitter {
     stream.on('data', this.onChunk);
     stream.on('end', this.onHalfClose);
     stream.on('close', this.onClose);
+    stream.on('drain', () => this.emit('drain'));
     stream.on('error', () => {
       // A stream error is followed by 'close', which reports the call cancelled.
     });
