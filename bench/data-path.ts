@@ -43,9 +43,9 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
     started.push(floor);
     const h2floor = await forkChild('h2-floor-proxy', PROCS.h2floor, ['--target', `127.0.0.1:${ports.ports[0]}`], profFlags('h2floor'));
     started.push(h2floor);
-    const router = await spawnRouter(writeTopology('Endpoint', ports).configFile, [...o.routerNodeArgs, ...profFlags('router-endpoint')]);
+    const router = await spawnRouter(writeTopology('Endpoint', ports, o.routerTransport).configFile, [...o.routerNodeArgs, ...profFlags('router-endpoint')]);
     started.push(router);
-    const parent = await spawnRouter(writeTopology('Parent', ports).configFile, [...o.routerNodeArgs, ...profFlags('router-parent')]);
+    const parent = await spawnRouter(writeTopology('Parent', ports, o.routerTransport).configFile, [...o.routerNodeArgs, ...profFlags('router-parent')]);
     started.push(parent);
     const gen = await forkChild('loadgen', PROCS.loadgen);
     started.push(gen);

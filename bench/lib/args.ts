@@ -47,6 +47,8 @@ export interface BenchOptions {
   readonly maxRequestsPerConnection: number;
   /** Extra node flags for every router process the bench starts (e.g. --max-semi-space-size=4). */
   readonly routerNodeArgs: readonly string[];
+  /** extProc.transport of every router the bench starts (--router-transport; default: the schema's). */
+  readonly routerTransport: 'grpc-js' | 'http2' | undefined;
   /** Streamed responses: SSE events per response, and the concurrency levels (empty: none). */
   readonly streamChunks: readonly number[];
   readonly streamConcurrency: readonly number[];
@@ -58,6 +60,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] 
   [--rounds N] [--concurrency 1,16,64,256] [--variants 2k,64k] [--rate N] [--connections N] [--open-streams N]
   [--routes 10,100,1000] [--reload-routes 10,100] [--skip-data-path] [--skip-control-plane] [--latest|--no-latest] [--no-build]
   [--close reset|graceful] [--max-requests-per-connection N] [--router-node-args "FLAGS"]
+  [--router-transport grpc-js|http2]
   [--stream-chunks 64,256,1024] [--stream-concurrency 1,16,64] [--stream-measure-ms N] [--skip-streaming]
 `;
 
@@ -97,6 +100,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     close: 'reset' as 'reset' | 'graceful',
     maxRequestsPerConnection: undefined as number | undefined,
     routerNodeArgs: [] as readonly string[],
+    routerTransport: undefined as 'grpc-js' | 'http2' | undefined,
     streamChunks: (quick ? [64] : [64, 256, 1024]) as readonly number[],
     streamConcurrency: (quick ? [16] : [1, 16, 64]) as readonly number[],
     streamMeasureMs: quick ? 600 : 4000,
@@ -201,6 +205,12 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--router-node-args':
         o.routerNodeArgs = next().split(/\s+/).filter((f) => f !== '');
         break;
+      case '--router-transport': {
+        const t = next();
+        if (t !== 'grpc-js' && t !== 'http2') throw new Error(`--router-transport: grpc-js or http2, not "${t}"`);
+        o.routerTransport = t;
+        break;
+      }
       case '--help':
       case '-h':
         process.stdout.write(USAGE);

@@ -28,7 +28,11 @@ export const EPP_PORT_COUNT = 4;
 const FILLER_ROUTES = 20;
 const NS = 'default';
 
-export function writeTopology(mode: 'Endpoint' | 'Parent', epp: EppPorts): { dir: string; configFile: string } {
+export function writeTopology(
+  mode: 'Endpoint' | 'Parent',
+  epp: EppPorts,
+  transport?: 'grpc-js' | 'http2',
+): { dir: string; configFile: string } {
   const dir = mkdtempSync(join(tmpdir(), `mcip-bench-${mode.toLowerCase()}-`));
   const port = (i: number): string => `127.0.0.1:${epp.ports[i % epp.ports.length]}`;
   const benchBackends: BackendSpec[] =
@@ -66,6 +70,7 @@ export function writeTopology(mode: 'Endpoint' | 'Parent', epp: EppPorts): { dir
     clusterName: 'cluster-a',
     mode,
     listen: { extProc: '127.0.0.1:0', admin: '127.0.0.1:0' },
+    ...(transport === undefined ? {} : { extProc: { transport } }),
     gateways: [GATEWAY],
     clusters: Object.keys(files).map((name) => ({
       name,
