@@ -10,6 +10,7 @@ import { CredentialFiles } from '../../src/credentials/credential-files.js';
 import { EppClientPool } from '../../src/extproc/epp-client.js';
 import type { EppTarget } from '../../src/snapshot/types.js';
 import { createTestCa, type TestCa } from '../helpers/pki.js';
+import { scenarioTransport } from './scenario.js';
 import { startRecordingEpp, type RecordingEpp } from '../helpers/recording-epp.js';
 
 let serverCa: TestCa;
@@ -40,7 +41,7 @@ async function epp(o: Parameters<typeof startRecordingEpp>[0]): Promise<Recordin
 function newPool(): { pool: EppClientPool; files: CredentialFiles } {
   const f = new CredentialFiles({ pollIntervalMs: 0 }); // the test polls explicitly
   files.push(f);
-  const pool = new EppClientPool({ maxMessageBytes: 1 << 20, connectTimeoutMs: 2000, files: f });
+  const pool = new EppClientPool({ maxMessageBytes: 1 << 20, connectTimeoutMs: 2000, files: f, transport: scenarioTransport() });
   pools.push(pool);
   return { pool, files: f };
 }
