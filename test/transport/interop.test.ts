@@ -129,3 +129,39 @@ describe.skipIf(missing !== null)('interop with python3-grpcio (C-core)', () => 
     await clientSuite(python.address);
   }, 30_000);
 });
+
+describe('our client: GOAWAY and reconnects', () => {
+  it('opens no new call on a session that received GOAWAY; the open call finishes on it; a later server is reached again', async () => {
+    const first = await startOurServer();
+    const port = first.address.split(':')[1]!;
+    const ch = channel(first.address);
+    await ch.ready();
+    const open = ch.call(EXT_PROC_PROCESS_PATH, {});
+    const done = finish(open, ['still here'], false);
+    await new Promise((r) => open.once('data', r)); // the server has the call
+    const draining = first.server.shutdown(); // GOAWAY; the listener closes
+    await new Promise((r) => setTimeout(r, 100));
+    // The new call does not go on the closing session: a new connection, refused (nothing listens now).
+    await ch.ready();
+    const refused = await finish(ch.call(EXT_PROC_PROCESS_PATH, {}), ['x']);
+    expect(refused.error?.code).toBe(Status.UNAVAILABLE);
+    expect(refused.error?.details).toMatch(/ECONNREFUSED/);
+    // The call that was open before the GOAWAY completes on the old connection.
+    open.write(Buffer.from('and done'));
+    open.end();
+    expect(await done).toEqual({ messages: ['STILL HERE', 'AND DONE'] });
+    await draining;
+    // A server back on the same port is used once the backoff has passed.
+    const second = await startOurServerAt(`127.0.0.1:${port}`);
+    await new Promise((r) => setTimeout(r, 600));
+    await ch.ready();
+    expect(await finish(ch.call(EXT_PROC_PROCESS_PATH, {}), ['back'])).toEqual({ messages: ['BACK'] });
+    ch.close();
+    second.destroy();
+  });
+});
+
+async function startOurServerAt(address: string): Promise<H2GrpcServer> {
+  const { server } = await startOurServer(1 << 20, address);
+  return server;
+}

@@ -40,7 +40,7 @@ function behave(call: Call): void {
   });
 }
 
-export async function startOurServer(maxMessageBytes = 1 << 20): Promise<{ server: H2GrpcServer; address: string }> {
+export async function startOurServer(maxMessageBytes = 1 << 20, listen = '127.0.0.1:0'): Promise<{ server: H2GrpcServer; address: string }> {
   const server = createH2GrpcServer({
     maxMessageBytes,
     streamResetBurst: 1000,
@@ -49,7 +49,7 @@ export async function startOurServer(maxMessageBytes = 1 << 20): Promise<{ serve
     healthStatus: (service) => (service === '' ? 1 : undefined),
     watch: () => {},
   });
-  return { server, address: await server.listen('127.0.0.1:0') };
+  return { server, address: await server.listen(listen) };
 }
 
 export async function startGrpcJsServer(): Promise<{ server: Server; address: string }> {
