@@ -182,7 +182,8 @@ function withStockMetrics(epp: SimulatedEpp, opts: Partial<SimulatedEppOptions> 
   const tokenFile = join(dir, `token-${epp.metricsPort}`);
   if (token !== undefined) writeFileSync(tokenFile, token);
   const { epp: eppExtra = {}, ...rest } = extra as { epp?: { metrics?: object } };
-  const metrics = { port: epp.metricsPort, ...(token === undefined ? {} : { bearerTokenFile: tokenFile }), ...eppExtra.metrics };
+  // A stock EPP serves its token-protected /metrics over plain http: the operator opts in to sending the token.
+  const metrics = { port: epp.metricsPort, ...(token === undefined ? {} : { bearerTokenFile: tokenFile, allowTokenOverPlainHttp: true }), ...eppExtra.metrics };
   return { ...rest, epp: { ...eppExtra, metrics } };
 }
 
