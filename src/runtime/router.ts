@@ -11,6 +11,7 @@ import { RouterMetrics } from '../admin/metrics.js';
 import { json, startAdminServer, type AdminServer } from '../admin/server.js';
 import { EppClientPool } from '../extproc/epp-client.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
+import { MemberAnswerRules } from '../extproc/answer-rules.js';
 import { createExtProcServer } from '../extproc/server.js';
 import type { RandomSource } from '../picker/types.js';
 import { explainPickQuery } from '../picker/explain.js';
@@ -109,6 +110,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     outcomes: signals,
     picker: config.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
+    answerRules: new MemberAnswerRules(config),
   });
   let draining = false;
   let admin: AdminServer | undefined;

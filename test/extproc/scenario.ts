@@ -17,6 +17,7 @@ import { FailOpenEndpoints, staticFailOpenEndpoints } from '../../src/extproc/fa
 import type { DataPathObserver, PickCountReason, StreamInfo } from '../../src/extproc/observer.js';
 import { SignalStore } from '../../src/signals/index.js';
 import type { FailureReason } from '../../src/signals/types.js';
+import type { GuardReason } from '../../src/protocol/answer-guard.js';
 import { createExtProcServer, type ExtProcServer } from '../../src/extproc/server.js';
 import type { RoutingSnapshot } from '../../src/snapshot/types.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
@@ -69,6 +70,10 @@ export class RecordingObserver implements DataPathObserver {
   }
   eppStreamFinished(cluster: string): void {
     this.eppStreams.push(cluster);
+  }
+  readonly guarded: { cluster: string; reason: GuardReason }[] = [];
+  eppAnswerGuarded(cluster: string, reason: GuardReason): void {
+    this.guarded.push({ cluster, reason });
   }
   outcomes(): string[] {
     return this.finished.map((f) => f.outcome);
