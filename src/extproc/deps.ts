@@ -19,9 +19,12 @@ import type { DataPathObserver } from './observer.js';
 type BoundKeys = keyof typeof streamBoundsShape;
 type FailoverKeys = 'attemptTimeoutMs' | 'eppStallTimeoutMs' | 'replayBufferBytes' | 'maxAttempts' | 'failOpenCacheTtlMs' | BoundKeys;
 
+export type StreamBounds = z.output<z.ZodObject<typeof streamBoundsShape>>;
+let schemaBounds: StreamBounds | undefined;
+
 /** The stream bounds of `settings`, absent ones as the schema defaults them. */
-export function streamBounds(settings: ExtProcSettings): z.output<z.ZodObject<typeof streamBoundsShape>> {
-  const defaults = z.object(streamBoundsShape).parse({});
+export function streamBounds(settings: ExtProcSettings): StreamBounds {
+  const defaults = (schemaBounds ??= z.object(streamBoundsShape).parse({}));
   return {
     maxStreams: settings.maxStreams ?? defaults.maxStreams,
     firstMessageTimeoutMs: settings.firstMessageTimeoutMs ?? defaults.firstMessageTimeoutMs,
