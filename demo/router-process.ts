@@ -64,6 +64,8 @@ export function routerConfig(l: Layout): Record<string, unknown> {
         health: DEMO_SIGNALS.health,
         metrics: { port: l.clusters[name].metrics, intervalMs: DEMO_SIGNALS.metricsIntervalMs, timeoutMs: 500 },
       },
+      // The demo's model servers listen on loopback, which no member may route to by default.
+      eppAnswers: { destinations: { allow: ['127.0.0.0/8'], deny: [] } },
       addressOverrides: {
         // Where the Service llm-pool-epp of this cluster is reachable (a LoadBalancer address in a real ClusterSet).
         services: [{ namespace: 'default', name: 'llm-pool-epp', address: `${HOST}:${l.clusters[name].epp}` }],

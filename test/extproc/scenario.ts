@@ -14,6 +14,8 @@ import pino from 'pino';
 import { EppClientPool } from '../../src/extproc/epp-client.js';
 import type { RouterConfig } from '../../src/config/schema.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../../src/extproc/fail-open.js';
+import { MemberAnswerRules } from '../../src/extproc/answer-rules.js';
+import type { StreamBounds } from '../../src/extproc/deps.js';
 import type { DataPathObserver, PickCountReason, StreamInfo } from '../../src/extproc/observer.js';
 import { SignalStore } from '../../src/signals/index.js';
 import type { FailureReason } from '../../src/signals/types.js';
@@ -112,6 +114,8 @@ export interface ScenarioOptions {
   /** Start without a routing snapshot (not ready). */
   noSnapshot?: boolean;
   standin?: StandinClientOptions;
+  /** Stream bounds (extProc.maxStreams, firstMessageTimeoutMs, maxHeldBytesPerStream, heldBytesBudget). */
+  bounds?: Partial<StreamBounds>;
 }
 
 export interface Scenario {
@@ -199,6 +203,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     replayBufferBytes: o.replayBufferBytes ?? 8 * 1024 * 1024,
     maxAttempts: o.maxAttempts ?? 3,
     failOpenCacheTtlMs: 300_000,
+    ...o.bounds,
   } as const;
   const signals = o.signals ? new SignalStore({ config: cfg, evaluateIntervalMs: 50 }) : undefined;
   if (signals && snapshot) signals.update(snapshot);
@@ -213,6 +218,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     ...(signals ? { signals, outcomes: signals } : {}),
     picker: cfg.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(cfg) }),
+    answerRules: new MemberAnswerRules(cfg),
   });
   const address = await server.bind(o.listen ?? '127.0.0.1:0');
   server.setServing(true);
