@@ -133,9 +133,7 @@ export class EppRelay implements Processor, AttemptOwner {
     if (this.responder) return dispatchPhase(this.responder, phase, msg, endOfStream);
     const over = this.exchange.fromEnvoy(phase, msg, endOfStream);
     if (over !== undefined) {
-      // Shed this request rather than grow the heap: the stream's close releases the EPP call and the bytes.
-      this.done = true;
-      this.replay = undefined;
+      // Shed this request rather than grow the heap: the stream's close disposes this relay (EPP call, bytes).
       this.envoy.fail(new RouterError(ErrorCode.OverCapacity, this.ctx.held.describe(over)));
       return;
     }
