@@ -83,7 +83,7 @@ export type EppAnswersConfig = z.output<typeof eppAnswersSchema>;
 /** Resource bounds of the ext_proc server (part of the config's `extProc` block). */
 export const streamBoundsShape = {
   /** Concurrent ext_proc streams; more are answered with an immediate 503 at once. Match Envoy's circuit breaker max_requests for the router cluster. */
-  maxStreams: z.number().int().min(1).default(4096),
+  maxStreams: z.number().int().min(1).default(10_000),
   /** A stream that sends no first message within this time is ended with DEADLINE_EXCEEDED. */
   firstMessageTimeoutMs: z.number().int().min(1).default(10_000),
   /** Request/response body bytes one stream may hold while its EPP has not echoed them (FULL_DUPLEX_STREAMED); past it the request gets a 503. */
