@@ -9,7 +9,10 @@
  * answers nothing but that Envoy acts on (override_message_timeout) is relayed
  * without commit. An EPP message Envoy would take as spurious (empty, or only
  * dynamic_metadata, mode_override or request_drain) or that cannot be parsed is
- * never relayed: it is a failure of the EPP, like its stream failing.
+ * never relayed: it is a failure of the EPP, like its stream failing. So is an
+ * answer the member's rules refuse (protocol/answer-guard.ts: a destination
+ * outside its CIDRs or not ip:port); header mutations and metadata the rules do
+ * not allow are dropped from the answer. Plain body echoes are not inspected.
  *
  * Before the commit, an attempt fails when the EPP cannot be reached, its
  * stream fails or ends without an answer, it answers 503/429, or it does not
