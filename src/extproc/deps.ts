@@ -3,8 +3,7 @@
  * relay of that server shares, derived from it once (not per stream).
  */
 import type { Logger } from 'pino';
-import { z } from 'zod';
-import { streamBoundsShape, type RouterConfig } from '../config/schema.js';
+import type { RouterConfig } from '../config/schema.js';
 import type { PickerSettings, RandomSource } from '../picker/types.js';
 import type { DestinationHeaderMode } from '../protocol/responses.js';
 import type { OutcomeSink, SignalSource } from '../signals/types.js';
@@ -16,25 +15,8 @@ import { FailOpenEndpoints } from './fail-open.js';
 import { HeldBytes } from './held-bytes.js';
 import type { DataPathObserver } from './observer.js';
 
-type BoundKeys = keyof typeof streamBoundsShape;
-type FailoverKeys = 'attemptTimeoutMs' | 'eppStallTimeoutMs' | 'replayBufferBytes' | 'maxAttempts' | 'failOpenCacheTtlMs' | BoundKeys;
-
-export type StreamBounds = z.output<z.ZodObject<typeof streamBoundsShape>>;
-let schemaBounds: StreamBounds | undefined;
-
-/** The stream bounds of `settings`, absent ones as the schema defaults them. */
-export function streamBounds(settings: ExtProcSettings): StreamBounds {
-  const defaults = (schemaBounds ??= z.object(streamBoundsShape).parse({}));
-  return {
-    maxStreams: settings.maxStreams ?? defaults.maxStreams,
-    firstMessageTimeoutMs: settings.firstMessageTimeoutMs ?? defaults.firstMessageTimeoutMs,
-    maxHeldBytesPerStream: settings.maxHeldBytesPerStream ?? defaults.maxHeldBytesPerStream,
-    heldBytesBudget: settings.heldBytesBudget ?? defaults.heldBytesBudget,
-  };
-}
-
-/** The router config's `extProc` block; the failover settings default as in the schema when absent. */
-export type ExtProcSettings = Omit<RouterConfig['extProc'], FailoverKeys> & Partial<Pick<RouterConfig['extProc'], FailoverKeys>>;
+/** The router config's `extProc` block. */
+export type ExtProcSettings = RouterConfig['extProc'];
 
 export interface StreamDeps {
   readonly snapshot: () => RoutingSnapshot | undefined;
@@ -47,7 +29,7 @@ export interface StreamDeps {
   readonly signals?: SignalSource;
   /** Where attempt outcomes go (the outlier detector). */
   readonly outcomes?: OutcomeSink;
-  /** The config's `picker` block (absent: policy 'weighted', the view's own saturation flags). */
+  /** The config's `picker` block (absent: the schema's default policy, the view's own saturation flags). */
   readonly picker?: PickerSettings;
   /** FailOpen destinations: static endpoints and the recent-endpoint cache (absent: a cache only). */
   readonly failOpen?: FailOpenEndpoints;
@@ -72,7 +54,6 @@ export interface RelayContext extends AttemptSettings {
   readonly held: HeldBytes;
 }
 
-export const DEFAULT_PICKER: PickerSettings = { defaultPolicy: 'weighted' };
 const NO_OUTCOMES: OutcomeSink = { reportSuccess() {}, reportFailure() {} };
 
 const relayContexts = new WeakMap<StreamDeps, RelayContext>();
@@ -82,21 +63,20 @@ export function relayContext(deps: StreamDeps): RelayContext {
   let ctx = relayContexts.get(deps);
   if (ctx === undefined) {
     const s = deps.settings;
-    const bounds = streamBounds(s);
     ctx = {
       pool: deps.eppClients,
       observer: deps.observer,
       destinationHeader: s.destinationHeader,
       outcomes: deps.outcomes ?? NO_OUTCOMES,
-      failOpen: deps.failOpen ?? new FailOpenEndpoints({ ttlMs: s.failOpenCacheTtlMs ?? 300_000 }),
+      failOpen: deps.failOpen ?? new FailOpenEndpoints({ ttlMs: s.failOpenCacheTtlMs }),
       random: deps.random,
-      attemptTimeoutMs: s.attemptTimeoutMs ?? 10_000,
-      replayBufferBytes: s.replayBufferBytes ?? 8 * 1024 * 1024,
-      maxAttempts: s.maxAttempts ?? 3,
-      eppStallTimeoutMs: s.eppStallTimeoutMs ?? 30_000,
+      attemptTimeoutMs: s.attemptTimeoutMs,
+      replayBufferBytes: s.replayBufferBytes,
+      maxAttempts: s.maxAttempts,
+      eppStallTimeoutMs: s.eppStallTimeoutMs,
       answerRules: deps.answerRules ?? new MemberAnswerRules(),
       guardReport: new AnswerGuardReport(deps.observer, deps.logger),
-      held: new HeldBytes(bounds.maxHeldBytesPerStream, bounds.heldBytesBudget),
+      held: new HeldBytes(s.maxHeldBytesPerStream, s.heldBytesBudget),
     };
     relayContexts.set(deps, ctx);
   }

@@ -208,10 +208,6 @@ export function peekRequest(buf: Uint8Array): RequestPeek {
   return result;
 }
 
-export function peekRequestCase(buf: Uint8Array): RequestCase {
-  return peekRequest(buf).case;
-}
-
 /** ProcessingResponse.dynamic_metadata. */
 const RESPONSE_DYNAMIC_METADATA = 8;
 
@@ -282,10 +278,6 @@ function peekBody(r: protobuf.Reader, end: number, c: 'request_body' | 'response
   return { case: c, streamed, endOfStream: eos, guard };
 }
 
-export function peekResponseCase(buf: Uint8Array): ResponseCase {
-  return peekResponse(buf).case;
-}
-
 // ---------------------------------------------------------------------------
 // Headers
 
@@ -309,19 +301,4 @@ export function headerValue(headers: Headers, name: string): string | undefined 
     if (h.key.toLowerCase() === wanted) return headerText(h);
   }
   return undefined;
-}
-
-/**
- * All headers keyed by lower-cased name, for route matching. Repeated headers
- * are joined with "," as Envoy's header matchers see them.
- */
-export function headerLookup(headers: Headers): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const h of entries(headers)) {
-    const key = h.key.toLowerCase();
-    const value = headerText(h);
-    const prev = out.get(key);
-    out.set(key, prev === undefined ? value : `${prev},${value}`);
-  }
-  return out;
 }
