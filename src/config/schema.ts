@@ -8,9 +8,11 @@ import { z } from 'zod';
 import { PICK_POLICIES } from '../picker/policy.js';
 import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
+import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
+export * from './guard-schema.js';
 export * from './kubernetes-schema.js';
 export * from './signals-schema.js';
 
@@ -37,6 +39,8 @@ export const clusterSchema = z
   kubernetes: kubernetesSourceSchema.optional(),
   /** Transport settings for this cluster's EPPs. */
   epp: eppSchema.prefault({}),
+  /** What the router relays from this cluster's EPPs: allowed destinations and header mutations. */
+  eppAnswers: eppAnswersSchema.prefault({}),
   /** Parent mode: how to probe this cluster's parent Gateways. */
   parentProbe: parentProbeSchema.prefault({}),
   /** FailOpen pools of this cluster: static endpoints to route to when their EPPs fail. */
@@ -94,6 +98,7 @@ export const extProcSchema = z
     failOpenCacheTtlMs: z.number().int().min(0).default(300_000),
     /** On SIGTERM, how long in-flight streams may take to finish. */
     drainTimeoutMs: z.number().int().min(0).default(15000),
+    ...streamBoundsShape,
   });
 
 /** Pool selection. A route overrides the policy with the HTTPRoute annotation mcip-router.dev/pick-policy. */

@@ -13,6 +13,7 @@ import { CredentialFiles } from '../credentials/credential-files.js';
 import { securityPosture } from '../credentials/posture.js';
 import { EppClientPool } from '../extproc/epp-client.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
+import { MemberAnswerRules } from '../extproc/answer-rules.js';
 import { createExtProcServer } from '../extproc/server.js';
 import type { RandomSource } from '../picker/types.js';
 import { explainPickQuery } from '../picker/explain.js';
@@ -119,6 +120,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     outcomes: signals,
     picker: config.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
+    answerRules: new MemberAnswerRules(config),
   });
   let draining = false;
   let admin: AdminServer | undefined;
