@@ -2,10 +2,12 @@
  * Builds a KubeConfig for one member cluster: the pod's service account
  * (inCluster), a kubeconfig file (e.g. mounted from a Secret) with an optional
  * context, or the default chain (KUBECONFIG, ~/.kube/config, in-cluster).
+ * Every request made through it is bounded in time (api-access.ts).
  */
 import { readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
-import type { KubernetesSourceConfig } from '../../config/schema.js';
+import { kubernetesSourceSchema, type KubernetesSourceInput } from '../../config/schema.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { BoundedKubeConfig } from './api-access.js';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -13,8 +15,8 @@ export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
 }
 
-/** A member's kubernetes source settings; allowExecPlugins absent = refused. */
-export type KubeConfigSettings = Omit<KubernetesSourceConfig, 'allowExecPlugins'> & { readonly allowExecPlugins?: boolean };
+/** A member's kubernetes source settings, as written or as parsed (absent fields take the schema's defaults). */
+export type KubeConfigSettings = KubernetesSourceInput;
 
 export interface KubeConfigContext {
   /** The member's name, for messages. */
@@ -24,12 +26,14 @@ export interface KubeConfigContext {
 }
 
 /**
- * Loads the member's kubeconfig. Credential plugins (a user's `exec` command or an
+ * Loads the member's kubeconfig; `input` is validated and defaulted by the config schema (a
+ * parsed config passes through unchanged). Credential plugins (a user's `exec` command or an
  * `auth-provider` other than a token file) run commands on this host: refused unless the
  * member sets allowExecPlugins. `insecure-skip-tls-verify` is reported through warn.
  */
-export function loadKubeConfig(k: KubeConfigSettings, context: KubeConfigContext = {}): KubeConfig {
-  const kc = new KubeConfig();
+export function loadKubeConfig(input: KubernetesSourceInput, context: KubeConfigContext = {}): BoundedKubeConfig {
+  const k = kubernetesSourceSchema.parse(input);
+  const kc = new BoundedKubeConfig({ requestTimeoutMs: k.requestTimeoutMs, watchIdleTimeoutMs: k.watchIdleTimeoutMs });
   try {
     if (k.inCluster) {
       if (!process.env.KUBERNETES_SERVICE_HOST || !process.env.KUBERNETES_SERVICE_PORT) {
