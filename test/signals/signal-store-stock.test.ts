@@ -33,7 +33,8 @@ describe('SignalStore with stock llm-d EPPs', () => {
     const e = await stockEpp({ pool: 'p', metricsTokens: ['scrape-token'] });
     const { lines, logger } = memoryLogger();
     const registry = new Registry();
-    const metrics = { port: e.metricsPort, bearerTokenFile: tokenFile('scrape-token') };
+    // Stock EPPs serve token-protected /metrics over plain http: the member allows the token there explicitly.
+    const metrics = { port: e.metricsPort, bearerTokenFile: tokenFile('scrape-token'), allowTokenOverPlainHttp: true };
     const s = new SignalStore({ config: signalsConfig({ c1: { epp: { metrics } } }), logger, registry, evaluateIntervalMs: 50 });
     cleanups.push(() => s.stop());
     const c = viaEpp('c1', 'p', eppTarget('c1', e.address));
