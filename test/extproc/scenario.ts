@@ -174,8 +174,7 @@ export function buildScenarioSnapshot(o: ScenarioSnapshotInput): RoutingSnapshot
 
 /**
  * The cluster config that scrapes a stock EPP's own metrics port (with its first token, written to
- * a file under `dir`; stock EPPs serve /metrics over plain http, so the token is explicitly allowed
- * there), under the caller's `extra`; `extra` unchanged for other EPPs.
+ * a file under `dir`), under the caller's `extra`; `extra` unchanged for other EPPs.
  */
 function withStockMetrics(epp: SimulatedEpp, opts: Partial<SimulatedEppOptions> | undefined, dir: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   if (epp.metricsPort === undefined) return extra;
@@ -183,6 +182,7 @@ function withStockMetrics(epp: SimulatedEpp, opts: Partial<SimulatedEppOptions> 
   const tokenFile = join(dir, `token-${epp.metricsPort}`);
   if (token !== undefined) writeFileSync(tokenFile, token);
   const { epp: eppExtra = {}, ...rest } = extra as { epp?: { metrics?: object } };
+  // A stock EPP serves its token-protected /metrics over plain http: the operator opts in to sending the token.
   const metrics = { port: epp.metricsPort, ...(token === undefined ? {} : { bearerTokenFile: tokenFile, allowTokenOverPlainHttp: true }), ...eppExtra.metrics };
   return { ...rest, epp: { ...eppExtra, metrics } };
 }
