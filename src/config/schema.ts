@@ -8,10 +8,12 @@ import { z } from 'zod';
 import { PICK_POLICIES } from '../picker/policy.js';
 import { addressOverrideSchema, ipPort, listenAddress, objectName } from './addresses.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
+import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
 export * from './kubernetes-schema.js';
+export * from './limits-schema.js';
 export * from './signals-schema.js';
 
 const MIB = 1024 * 1024;
@@ -110,8 +112,14 @@ export const routerConfigSchema = z
         debounceMs: z.number().int().min(0).default(200),
         /** Fallback poll interval (catches changes fs.watch misses, e.g. ConfigMap symlink swaps). */
         pollIntervalMs: z.number().int().min(100).default(1000),
+        /** Largest manifest file read; a larger one is a rejected change naming the file (the last good objects keep serving). */
+        maxFileBytes: manifestMaxFileBytes,
       })
       .prefault({}),
+    /** HTTPRoute matching: bounds on RegularExpression matches. */
+    routes: routesSchema.prefault({}),
+    /** Admin HTTP server connection bounds (listen.admin). */
+    admin: adminServerSchema.prefault({}),
     /** Kubernetes sources (clusters[].kubernetes). */
     kubernetes: z
       .strictObject({
