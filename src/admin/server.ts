@@ -23,6 +23,16 @@ export interface AdminDeps {
   /** Extra routes, e.g. "/debug/routes". */
   readonly routes: Readonly<Record<string, AdminHandler>>;
   readonly logger: Logger;
+  /** Connection bounds (config `admin`); Node's own defaults when unset. */
+  readonly limits?: AdminServerLimits;
+}
+
+export interface AdminServerLimits {
+  readonly maxConnections: number;
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly maxHeaderBytes: number;
 }
 
 export interface AdminServer {
@@ -36,10 +46,25 @@ export function json(status: number, value: unknown): AdminReply {
 }
 
 export async function startAdminServer(listen: string, deps: AdminDeps): Promise<AdminServer> {
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     void handle(req, res, deps);
-  });
-  server.keepAliveTimeout = 5000;
+  };
+  const l = deps.limits;
+  // Node checks the headers/request timeouts on an interval (30 s by default): check often enough
+  // that a client trickling its headers is cut close to headersTimeoutMs.
+  const server = l
+    ? createServer(
+        {
+          maxHeaderSize: l.maxHeaderBytes,
+          headersTimeout: l.headersTimeoutMs,
+          requestTimeout: l.requestTimeoutMs,
+          keepAliveTimeout: l.keepAliveTimeoutMs,
+          connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))),
+        },
+        handler,
+      )
+    : createServer(handler);
+  if (l) server.maxConnections = l.maxConnections;
   const address = await listenOn(server, listen);
   deps.logger.info({ address }, 'admin server listening');
   return {

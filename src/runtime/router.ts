@@ -119,6 +119,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     admin = await startAdminServer(config.listen.admin, {
       registry: metrics.registry,
       logger,
+      limits: config.admin,
       ready: () => {
         if (draining) return { ready: false, reason: 'draining' };
         return store.snapshot() ? { ready: true } : { ready: false, reason: 'no routing snapshot yet' };
