@@ -191,7 +191,7 @@ function parseSample(sc: LineScanner, st: ParseState): void {
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Characters parsed between two yields of parsePromTextAsync (a few ms of work). */
-const SLICE_CHARS = 64 * 1024;
+const SLICE_CHARS = 16 * 1024;
 
 type Prepared = { readonly text: string; readonly st: ParseState; readonly cur: Cursor } | PromParseResult;
 
