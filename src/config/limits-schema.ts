@@ -37,4 +37,4 @@ export const adminServerSchema = z.strictObject({
 });
 
 /** Largest manifest file read; a larger one is rejected naming the file, and the last good objects stay. */
-export const manifestMaxFileBytes = z.number().int().min(1 * KIB).default(16 * MIB);
+export const manifestMaxFileBytes = z.number().int().min(1 * KIB).default(4 * MIB);

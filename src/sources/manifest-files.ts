@@ -13,6 +13,7 @@ import { decodeObject } from '../model/decode.js';
 import type { FieldError, KubeObject } from '../model/types.js';
 import { describeObject, objectKey } from '../model/types.js';
 import type { ClusterState, SourceError } from './types.js';
+import { yamlShapeProblem } from './yaml-shape.js';
 
 export const MANIFEST_EXTENSIONS: readonly string[] = ['.yaml', '.yml', '.json'];
 
@@ -124,6 +125,11 @@ function yamlMessage(message: string): string {
 export function parseManifestText(text: string, file: string): { docs: ManifestDocument[]; errors: FieldError[] } {
   const docs: ManifestDocument[] = [];
   const errors: FieldError[] = [];
+  const shape = yamlShapeProblem(text);
+  if (shape !== undefined) {
+    errors.push({ object: file, path: '', message: `${shape}; not parsed`, origin: `${file}#0` });
+    return { docs, errors };
+  }
   parseAllDocuments(text, { prettyErrors: true }).forEach((doc, i) => {
     const origin = `${file}#${i}`;
     const first = doc.errors[0];
