@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import { PICK_POLICIES } from '../picker/policy.js';
-import { addressOverrideSchema, ipPort, listenAddress, objectName } from './addresses.js';
+import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
 import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
-import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type tlsSchema } from './signals-schema.js';
+import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
 export * from './kubernetes-schema.js';
@@ -31,7 +31,8 @@ export const failOpenSchema = z.strictObject({
     .default([]),
 });
 
-export const clusterSchema = z.strictObject({
+export const clusterSchema = z
+  .strictObject({
   name: objectName,
   manifests: manifestSourceSchema.optional(),
   /** Read this cluster from its Kubernetes API (exactly one of manifests | kubernetes). */
@@ -50,7 +51,67 @@ export const clusterSchema = z.strictObject({
       gateways: z.array(addressOverrideSchema).default([]),
     })
     .prefault({}),
-});
+  })
+  .superRefine((c, ctx) => {
+    const m = c.epp.metrics;
+    if (m.bearerTokenFile !== undefined && m.scheme === 'http' && !m.allowTokenOverPlainHttp) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['epp', 'metrics', 'bearerTokenFile'],
+        message: `cluster "${c.name}": a bearer token is not sent over plain http; set epp.metrics.scheme: https, or allowTokenOverPlainHttp: true to accept the risk`,
+      });
+    }
+  });
+
+/** The data path: gRPC limits, failover, FailOpen, drain. */
+export const extProcSchema = z
+  .strictObject({
+    /** gRPC max send/receive message size, Envoy side and EPP side. A 4 MiB BUFFERED body needs more than 4 MiB. */
+    maxMessageBytes: z.number().int().min(64 * 1024).default(16 * MIB),
+    /** When an EPP returns a list of endpoints: put only the primary in the header (Envoy ORIGINAL_DST needs one ip:port) or the whole list. */
+    destinationHeader: z.enum(['primary', 'list']).default('primary'),
+    /** Time allowed to connect to an EPP before the attempt counts as failed. */
+    eppConnectTimeoutMs: z.number().int().min(1).default(2000),
+    /**
+     * Failover: how long an EPP may take to answer (request headers or an immediate response)
+     * before the next candidate is tried. In FULL_DUPLEX_STREAMED EPPs hold that answer until
+     * the request body is complete, so the time counts from the end of the request body; in
+     * the other modes from the first message. 0 disables the timeout.
+     */
+    attemptTimeoutMs: z.number().int().min(0).default(10_000),
+    /**
+     * After an EPP's first answer reached Envoy: how long it may make no progress (send
+     * nothing) while Envoy waits on it (body bytes to echo in FULL_DUPLEX_STREAMED, or a
+     * message to answer) before it counts as failed ('timeout'); the router then answers
+     * everything pending itself (the rest of the echo from its own copy) and the request
+     * goes on without the EPP. Time the router spends not reading the EPP because Envoy is
+     * slow does not count. 0 disables.
+     */
+    eppStallTimeoutMs: z.number().int().min(0).default(30_000),
+    /** Failover: request messages kept to replay to the next candidate. Past this, a request gets no failover. 0 disables failover. */
+    replayBufferBytes: z.number().int().min(0).default(8 * MIB),
+    /** Failover: candidates tried per request, the first included. */
+    maxAttempts: z.number().int().min(1).max(16).default(3),
+    /** FailOpen: how long an endpoint an EPP returned stays a fail-open destination for its pool. */
+    failOpenCacheTtlMs: z.number().int().min(0).default(300_000),
+    /** On SIGTERM, how long in-flight streams may take to finish. */
+    drainTimeoutMs: z.number().int().min(0).default(15000),
+  });
+
+/** Pool selection. A route overrides the policy with the HTTPRoute annotation mcip-router.dev/pick-policy. */
+export const pickerSchema = z
+  .strictObject({
+    defaultPolicy: z.enum(PICK_POLICIES).default('weighted'),
+    /** Over either threshold a pool is saturated: it gets new requests only when no unsaturated pool is left. */
+    saturation: z
+      .strictObject({
+        /** Average queue size per ready pod (GIE's saturation default: 5). */
+        queueSize: z.number().min(0).default(5),
+        /** Average KV-cache utilization, 0-1. */
+        kvCache: z.number().min(0).max(1).default(0.9),
+      })
+      .prefault({}),
+  });
 
 export const gatewayRefSchema = z.strictObject({
   namespace: objectName,
@@ -65,47 +126,31 @@ export const routerConfigSchema = z
     listen: z
       .strictObject({
         extProc: listenAddress.default('127.0.0.1:9002'),
+        /** /healthz, /readyz and /metrics; also /debug/* when this address is loopback (or admin.exposeDebug). */
         admin: listenAddress.default('127.0.0.1:9901'),
+        /** A separate listener for /debug/* only; loopback unless admin.exposeDebug. */
+        debug: listenAddress.optional(),
+      })
+      .prefault({}),
+    /** Admin HTTP server: connection bounds (limits-schema.ts) and where /debug/* may be served. */
+    admin: adminServerSchema
+      .extend({
+        /** Serve the unauthenticated /debug/* pages on a non-loopback address (admin or debug listener). */
+        exposeDebug: z.boolean().default(false),
+      })
+      .prefault({}),
+    /** CA, certificate, key and token files of EPP TLS and scrapes. */
+    credentials: z
+      .strictObject({
+        /** How often the files are checked for changes; new EPP streams and scrapes use the changed files. */
+        pollIntervalMs: z.number().int().min(10).default(1000),
       })
       .prefault({}),
     /** Gateways in the local cluster whose HTTPRoutes this router serves. */
     gateways: z.array(gatewayRefSchema).min(1),
     /** ClusterSet members, the local cluster included. */
     clusters: z.array(clusterSchema).min(1),
-    extProc: z
-      .strictObject({
-        /** gRPC max send/receive message size, Envoy side and EPP side. A 4 MiB BUFFERED body needs more than 4 MiB. */
-        maxMessageBytes: z.number().int().min(64 * 1024).default(16 * MIB),
-        /** When an EPP returns a list of endpoints: put only the primary in the header (Envoy ORIGINAL_DST needs one ip:port) or the whole list. */
-        destinationHeader: z.enum(['primary', 'list']).default('primary'),
-        /** Time allowed to connect to an EPP before the attempt counts as failed. */
-        eppConnectTimeoutMs: z.number().int().min(1).default(2000),
-        /**
-         * Failover: how long an EPP may take to answer (request headers or an immediate response)
-         * before the next candidate is tried. In FULL_DUPLEX_STREAMED EPPs hold that answer until
-         * the request body is complete, so the time counts from the end of the request body; in
-         * the other modes from the first message. 0 disables the timeout.
-         */
-        attemptTimeoutMs: z.number().int().min(0).default(10_000),
-        /**
-         * After an EPP's first answer reached Envoy: how long it may make no progress (send
-         * nothing) while Envoy waits on it (body bytes to echo in FULL_DUPLEX_STREAMED, or a
-         * message to answer) before it counts as failed ('timeout'); the router then answers
-         * everything pending itself (the rest of the echo from its own copy) and the request
-         * goes on without the EPP. Time the router spends not reading the EPP because Envoy is
-         * slow does not count. 0 disables.
-         */
-        eppStallTimeoutMs: z.number().int().min(0).default(30_000),
-        /** Failover: request messages kept to replay to the next candidate. Past this, a request gets no failover. 0 disables failover. */
-        replayBufferBytes: z.number().int().min(0).default(8 * MIB),
-        /** Failover: candidates tried per request, the first included. */
-        maxAttempts: z.number().int().min(1).max(16).default(3),
-        /** FailOpen: how long an endpoint an EPP returned stays a fail-open destination for its pool. */
-        failOpenCacheTtlMs: z.number().int().min(0).default(300_000),
-        /** On SIGTERM, how long in-flight streams may take to finish. */
-        drainTimeoutMs: z.number().int().min(0).default(15000),
-      })
-      .prefault({}),
+    extProc: extProcSchema.prefault({}),
     manifests: z
       .strictObject({
         /** Debounce for file change events before re-reading. */
@@ -118,8 +163,6 @@ export const routerConfigSchema = z
       .prefault({}),
     /** HTTPRoute matching: bounds on RegularExpression matches. */
     routes: routesSchema.prefault({}),
-    /** Admin HTTP server connection bounds (listen.admin). */
-    admin: adminServerSchema.prefault({}),
     /** Kubernetes sources (clusters[].kubernetes). */
     kubernetes: z
       .strictObject({
@@ -144,21 +187,7 @@ export const routerConfigSchema = z
         maxEjectionMs: z.number().int().min(1).default(300_000),
       })
       .prefault({}),
-    /** Pool selection. A route overrides the policy with the HTTPRoute annotation mcip-router.dev/pick-policy. */
-    picker: z
-      .strictObject({
-        defaultPolicy: z.enum(PICK_POLICIES).default('weighted'),
-        /** Over either threshold a pool is saturated: it gets new requests only when no unsaturated pool is left. */
-        saturation: z
-          .strictObject({
-            /** Average queue size per ready pod (GIE's saturation default: 5). */
-            queueSize: z.number().min(0).default(5),
-            /** Average KV-cache utilization, 0-1. */
-            kvCache: z.number().min(0).max(1).default(0.9),
-          })
-          .prefault({}),
-      })
-      .prefault({}),
+    picker: pickerSchema.prefault({}),
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -189,6 +218,10 @@ export const routerConfigSchema = z
       if (cfg.controller?.enabled === true && local && local.kubernetes === undefined) {
         ctx.addIssue({ code: 'custom', path: ['controller', 'enabled'], message: 'the import controller needs the local cluster to use a kubernetes source' });
       }
+      const debug = cfg.listen?.debug;
+      if (typeof debug === 'string' && cfg.admin?.exposeDebug !== true && !isLoopbackListen(debug)) {
+        ctx.addIssue({ code: 'custom', path: ['listen', 'debug'], message: `"${debug}" is not a loopback address; /debug/* is unauthenticated: set admin.exposeDebug: true to serve it there` });
+      }
       if (typeof cfg.clusterName === 'string' && names.size > 0 && !names.has(cfg.clusterName)) {
         ctx.addIssue({
           code: 'custom',
@@ -211,6 +244,7 @@ export function controllerEnabled(cfg: RouterConfig): boolean {
   return cfg.controller.enabled ?? local?.kubernetes !== undefined;
 }
 export type TlsConfig = z.output<typeof tlsSchema>;
+export type ScrapeTlsConfig = z.output<typeof scrapeTlsSchema>;
 export type RoutingMode = RouterConfig['mode'];
 export type EppHealthConfig = z.output<typeof eppHealthSchema>;
 export type EppMetricsConfig = z.output<typeof eppMetricsSchema>;
