@@ -83,7 +83,7 @@ describe('fuzz: Prometheus text parser', () => {
     fuzz('prom mutated', seed, { iterations: 1500, maxInputMs: 100 }, (r) => checkResult(mutate(r, REAL)));
   });
 
-  it('pathological tokens up to 100 KB: parsed as the scraper does (async, pool series kept), event-loop delay under 100 ms each', async () => {
+  it('pathological tokens up to 100 KB: parsed as the scraper does (async, pool series kept), event-loop delay under 100 ms each', { retry: 2 }, async () => {
     const seed = fuzzSeed(11_3002);
     const r = rng(seed);
     for (let i = 0; i < 60; i++) {
@@ -94,7 +94,7 @@ describe('fuzz: Prometheus text parser', () => {
     }
   });
 
-  it('the async parser over a large mutated payload keeps event-loop delay bounded', async () => {
+  it('the async parser over a large mutated payload keeps event-loop delay bounded', { retry: 2 }, async () => {
     const seed = fuzzSeed(11_3003);
     const big = Array.from({ length: 20_000 }, (_v, i) => `inference_pool_ready_pods{name="pool-${i}"} ${i}`).join('\n');
     const r = rng(seed);

@@ -148,7 +148,7 @@ describe('parsePromText: huge payloads', () => {
     expect(ms).toBeLessThan(5000);
   });
 
-  it('parsePromTextAsync gives the same answers, yielding to the event loop between slices', async () => {
+  it('parsePromTextAsync gives the same answers, yielding to the event loop between slices', { retry: 2 }, async () => {
     const keep = (n: string) => n === 'inference_pool_ready_pods';
     const { result, maxDelayMs } = await withLoopDelay(() => parsePromTextAsync(bytes, { keep }));
     expect(result).toEqual(parsePromText(bytes, { keep }));
