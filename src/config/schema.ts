@@ -9,11 +9,13 @@ import { PICK_POLICIES } from '../picker/policy.js';
 import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
 import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
+import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
 export * from './guard-schema.js';
 export * from './kubernetes-schema.js';
+export * from './limits-schema.js';
 export * from './signals-schema.js';
 
 const MIB = 1024 * 1024;
@@ -135,8 +137,9 @@ export const routerConfigSchema = z
         debug: listenAddress.optional(),
       })
       .prefault({}),
-    admin: z
-      .strictObject({
+    /** Admin HTTP server: connection bounds (limits-schema.ts) and where /debug/* may be served. */
+    admin: adminServerSchema
+      .extend({
         /** Serve the unauthenticated /debug/* pages on a non-loopback address (admin or debug listener). */
         exposeDebug: z.boolean().default(false),
       })
@@ -159,8 +162,12 @@ export const routerConfigSchema = z
         debounceMs: z.number().int().min(0).default(200),
         /** Fallback poll interval (catches changes fs.watch misses, e.g. ConfigMap symlink swaps). */
         pollIntervalMs: z.number().int().min(100).default(1000),
+        /** Largest manifest file read; a larger one is a rejected change naming the file (the last good objects keep serving). */
+        maxFileBytes: manifestMaxFileBytes,
       })
       .prefault({}),
+    /** HTTPRoute matching: bounds on RegularExpression matches. */
+    routes: routesSchema.prefault({}),
     /** Kubernetes sources (clusters[].kubernetes). */
     kubernetes: z
       .strictObject({

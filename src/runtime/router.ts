@@ -159,6 +159,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     const adminDeps = {
       registry: metrics.registry,
       logger,
+      limits: config.admin,
       ready: () => {
         if (draining) return { ready: false, reason: 'draining' };
         return store.snapshot() ? { ready: true } : { ready: false, reason: 'no routing snapshot yet' };
