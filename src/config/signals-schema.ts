@@ -16,12 +16,16 @@ export const tlsSchema = z.strictObject({
   serverName: z.string().min(1).optional(),
 });
 
-/** Default pool metric names, newest GIE names first, then the llm-d router names. */
+/**
+ * Default pool metric names, tried in order: the current llm-d EPP names, then
+ * the deprecated names EPPs still emit beside them, then the names of the
+ * llm-d router's pre-release EPPs.
+ */
 export const DEFAULT_POOL_METRIC_NAMES = {
-  readyPods: ['inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints'],
-  queueSize: ['inference_pool_average_queue_size', 'llm_d_router_epp_average_queue_size'],
-  kvCache: ['inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization'],
-  runningRequests: ['inference_pool_average_running_requests', 'llm_d_router_epp_average_running_requests'],
+  readyPods: ['llm_d_epp_ready_endpoints', 'inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints'],
+  queueSize: ['llm_d_epp_average_queue_size', 'inference_pool_average_queue_size', 'llm_d_router_epp_average_queue_size'],
+  kvCache: ['llm_d_epp_average_kv_cache_utilization', 'inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization'],
+  runningRequests: ['llm_d_epp_average_running_requests', 'inference_pool_average_running_requests', 'llm_d_router_epp_average_running_requests'],
 } as const;
 
 const metricNameList = (defaults: readonly string[]) =>
@@ -32,9 +36,12 @@ const metricNameList = (defaults: readonly string[]) =>
 
 /** gRPC health checks of each EPP (signals). */
 export const eppHealthSchema = z.strictObject({
-  /** Port of the gRPC health service; default: the EPP's ext_proc port (GIE also serves health on 9003). */
+  /**
+   * Port of the gRPC health service; default: the EPP's ext_proc port (a stock EPP serves Health there only with
+   * --health-checking, and otherwise answers UNIMPLEMENTED: no health signal). Its health port is 9003.
+   */
   port: z.number().int().min(1).max(65535).optional(),
-  /** grpc.health.v1 service name to check (GIE's 9003 health server answers "inference-extension"). */
+  /** grpc.health.v1 service name to check; on an EPP's 9003 use "readiness" (SERVING only on the elected leader). */
   service: z.string().default('envoy.service.ext_proc.v3.ExternalProcessor'),
   /** 'inherit' uses the EPP's tls settings (as the ext_proc client); 'disabled' probes in plaintext (e.g. a separate plaintext health port). */
   tls: z.enum(['inherit', 'disabled']).default('inherit'),

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { checkServerIdentity } from 'node:tls';
 import {
   Client,
   Metadata,
@@ -85,8 +86,12 @@ export function targetKey(target: EppTarget): string {
   ].join('|');
 }
 
-/** Builds the channel credentials for an EPP's TLS settings. Throws a RouterError on unusable settings. */
-export function channelCredentials(tls: TlsConfig, readFile: (path: string) => Buffer): ChannelCredentials {
+/**
+ * Builds the channel credentials for an EPP's TLS settings. Throws a RouterError on unusable
+ * settings. `verifyHost`: the name or IP the certificate is verified against when it is not
+ * the name sent as SNI (see identityHostFor).
+ */
+export function channelCredentials(tls: TlsConfig, readFile: (path: string) => Buffer, verifyHost?: string): ChannelCredentials {
   if (!tls.enabled) return credentials.createInsecure();
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
     throw new RouterError(ErrorCode.EppUnavailable, 'EPP TLS: certFile and keyFile must be set together');
@@ -112,21 +117,38 @@ export function channelCredentials(tls: TlsConfig, readFile: (path: string) => B
     });
   }
   // Verify against the CA file, or the system roots when no CA file is given.
-  return credentials.createSsl(ca, key, cert);
+  if (verifyHost === undefined) return credentials.createSsl(ca, key, cert);
+  return credentials.createSsl(ca, key, cert, { checkServerIdentity: (_sni, c) => checkServerIdentity(verifyHost, c) });
 }
 
 /**
- * The TLS server name (SNI, and the name verified) when it is not the address's host:
- * the configured serverName; or, when verification is off and the host is an IP, the
- * Service's DNS name, since an IP is not a valid SNI (RFC 6066) and Node warns about it.
+ * The TLS server name (SNI) when it is not the address's host: the configured serverName
+ * (also the name verified); or, when the host is an IP, the Service's DNS name, since an IP
+ * is not a valid SNI (RFC 6066): Node 24 warns about one, Node 26 refuses to connect.
  */
 export function serverNameFor(target: EppTarget): string | undefined {
   const tls = target.tls;
   if (!tls.enabled) return undefined;
   if (tls.serverName) return tls.serverName;
-  const verifying = tls.caFile !== undefined || !tls.insecureSkipVerify;
-  if (verifying || isIP(target.host.replace(/^\[|\]$/g, '')) === 0) return undefined;
+  if (isIP(bareHost(target)) === 0) return undefined;
   return `${target.service.name}.${target.service.namespace}.svc`;
+}
+
+/**
+ * What a verified certificate must match when serverNameFor() sends a substitute SNI for an
+ * IP host: the IP itself (its IP SAN), as when the IP was the server name. Undefined when the
+ * SNI is the name verified (a configured serverName or a DNS host), or nothing is verified.
+ */
+export function identityHostFor(target: EppTarget): string | undefined {
+  const tls = target.tls;
+  const verifying = tls.caFile !== undefined || !tls.insecureSkipVerify;
+  if (!tls.enabled || !verifying || tls.serverName) return undefined;
+  const host = bareHost(target);
+  return isIP(host) === 0 ? undefined : host;
+}
+
+function bareHost(target: EppTarget): string {
+  return target.host.replace(/^\[|\]$/g, '');
 }
 
 export class EppClientPool {
@@ -236,7 +258,7 @@ export class EppClientPool {
     const key = targetKey(target);
     let entry = this.byKey.get(key);
     if (!entry) {
-      const creds = channelCredentials(target.tls, this.readFile);
+      const creds = channelCredentials(target.tls, this.readFile, identityHostFor(target));
       const options: ChannelOptions = { ...this.channelOptions };
       const sni = serverNameFor(target);
       if (sni !== undefined) options['grpc.ssl_target_name_override'] = sni;

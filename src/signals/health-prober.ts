@@ -41,14 +41,22 @@ function reasonOf(err: ServiceError): string {
       return 'timeout';
     case GrpcStatus.UNAVAILABLE:
       return 'unavailable';
-    case GrpcStatus.UNIMPLEMENTED:
-      return 'unimplemented';
-    case GrpcStatus.NOT_FOUND:
-      return 'service-unknown';
     default:
       return 'error';
   }
 }
+
+/**
+ * An EPP without a Health service on the probed port answers UNIMPLEMENTED (a
+ * stock llm-d EPP's ext_proc port: health there needs --health-checking); a
+ * Health service that does not know the name answers NOT_FOUND. Neither says
+ * the EPP is down.
+ */
+const UNSUPPORTED: ReadonlyMap<number, Omit<ProbeOutcome, 'at'>> = new Map([
+  [GrpcStatus.UNIMPLEMENTED, { ok: false, reached: true, reason: 'unimplemented', unsupported: 'UNIMPLEMENTED' }],
+  [GrpcStatus.NOT_FOUND, { ok: false, reached: true, reason: 'service-unknown', unsupported: 'NOT_FOUND' }],
+]);
+const SERVICE_UNKNOWN: Omit<ProbeOutcome, 'at'> = { ok: false, reached: true, reason: 'service-unknown', unsupported: 'SERVICE_UNKNOWN' };
 
 export class HealthProber {
   private readonly tracker: ProbeTracker;
@@ -101,13 +109,13 @@ export class HealthProber {
       try {
         client.Check({ service: this.settings.service }, { deadline: new Date(Date.now() + this.settings.timeoutMs) }, (err, res) => {
           if (err) {
-            finish({ ok: false, reached: !UNREACHED.has(err.code), reason: reasonOf(err) });
+            finish(UNSUPPORTED.get(err.code) ?? { ok: false, reached: !UNREACHED.has(err.code), reason: reasonOf(err) });
             return;
           }
           const status = res?.status;
           if (status === HealthStatus.SERVING) finish({ ok: true, reached: true });
           else if (status === HealthStatus.NOT_SERVING) finish({ ok: false, reached: true, reason: 'not-serving' });
-          else if (status === HealthStatus.SERVICE_UNKNOWN) finish({ ok: false, reached: true, reason: 'service-unknown' });
+          else if (status === HealthStatus.SERVICE_UNKNOWN) finish(SERVICE_UNKNOWN);
           else finish({ ok: false, reached: true, reason: 'unknown-status' });
         });
       } catch {

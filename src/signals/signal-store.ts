@@ -19,6 +19,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { Candidate, RoutingSnapshot } from '../snapshot/types.js';
+import { DEFAULT_SATURATION } from '../config/defaults.js';
 import { HealthProber } from './health-prober.js';
 import { MetricsScraper } from './metrics-scraper.js';
 import { OutlierDetector, type OutlierTransition } from './outlier.js';
@@ -27,7 +28,6 @@ import { planCandidate, type CandidatePlan, type Planned, type SignalsConfig } f
 import { computeSignals, type CandidateInputs } from './readiness.js';
 import { NOOP_SIGNAL_METRICS, SignalMetrics, type SignalMetricsSink } from './signal-metrics.js';
 import {
-  DEFAULT_SATURATION,
   silentLogger,
   signalView,
   systemClock,
@@ -230,13 +230,23 @@ export class SignalStore implements SignalSource, OutcomeSink {
   }
 
   private newHealth(key: string, plan: Planned<HealthProber['settings']>): Target<HealthProber> {
+    let toldUnsupported = false;
     const prober: HealthProber = new HealthProber(plan.settings, {
       clock: this.clock,
       ...(this.options.readFile ? { readFile: this.options.readFile } : {}),
       onResult: (o) => {
-        if (this.health.get(key)?.prober !== prober) return;
-        if (!o.ok) this.metrics.probeFailure(plan.cluster, 'epp-health', o.reason ?? 'error');
-        this.afterProbe(this.health.get(key)!, o.ok);
+        const t = this.health.get(key);
+        if (t?.prober !== prober) return;
+        if (o.unsupported !== undefined && !toldUnsupported) {
+          toldUnsupported = true;
+          this.logger.info(
+            { target: plan.settings.address, service: plan.settings.service, code: o.unsupported, candidates: [...t.candidates].sort() },
+            'EPP offers no gRPC health signal for this service; its readiness comes from its metrics and outlier detection',
+          );
+        }
+        if (!o.ok && o.unsupported === undefined) this.metrics.probeFailure(plan.cluster, 'epp-health', o.reason ?? 'error');
+        // An "unsupported" answer still proves the EPP is up: it may re-admit an ejected pool once its ejection time is over.
+        this.afterProbe(t, o.ok || o.unsupported !== undefined);
       },
     });
     return { key, prober, plan, candidates: new Set() };

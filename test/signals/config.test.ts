@@ -23,8 +23,12 @@ describe('signals config', () => {
       unhealthyThreshold: 3,
     });
     expect(c.epp.metrics).toMatchObject({ enabled: true, port: 9090, path: '/metrics', scheme: 'http', intervalMs: 5000, timeoutMs: 2000, tls: { insecureSkipVerify: false }, services: [] });
-    expect(c.epp.metrics.names.readyPods).toEqual(['inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints']);
-    expect(c.epp.metrics.names.kvCache).toEqual(['inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization']);
+    expect(c.epp.metrics.names).toEqual({
+      readyPods: ['llm_d_epp_ready_endpoints', 'inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints'],
+      queueSize: ['llm_d_epp_average_queue_size', 'inference_pool_average_queue_size', 'llm_d_router_epp_average_queue_size'],
+      kvCache: ['llm_d_epp_average_kv_cache_utilization', 'inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization'],
+      runningRequests: ['llm_d_epp_average_running_requests', 'inference_pool_average_running_requests', 'llm_d_router_epp_average_running_requests'],
+    });
     expect(c.parentProbe).toMatchObject({ mode: 'tcp', intervalMs: 2000, timeoutMs: 1000 });
   });
 

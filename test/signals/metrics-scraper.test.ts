@@ -61,6 +61,17 @@ describe('MetricsScraper', () => {
     expect(s.state().pools.get('p')).toEqual({ readyPods: 1 });
   });
 
+  it('reads the current llm_d_epp_* names first: over the deprecated inference_pool_* and the pre-release names', async () => {
+    const srv = await server({ payload: poolMetricsText('p', { readyPods: 3, queueSize: 6, kvCache: 0.7, runningRequests: 2 }, 'epp') });
+    const s = scraper(srv.origin);
+    expect((await s.scrapeOnce()).ok).toBe(true);
+    expect(s.state().pools.get('p')).toEqual({ readyPods: 3, queueSize: 6, kvCache: 0.7, runningRequests: 2 });
+
+    srv.setPayload(poolMetricsText('p', { readyPods: 9, queueSize: 9 }, 'llmd') + poolMetricsText('p', { readyPods: 8, queueSize: 8 }, 'gie') + poolMetricsText('p', { readyPods: 1, queueSize: 1 }, 'epp'));
+    await s.scrapeOnce();
+    expect(s.state().pools.get('p')).toEqual({ readyPods: 1, queueSize: 1 });
+  });
+
   it('custom metric names', async () => {
     const srv = await server({ payload: 'my_ready{name="p"} 4\n' });
     const s = scraper(srv.origin, { names: { ...DEFAULT_POOL_METRIC_NAMES, readyPods: ['my_ready'] } });

@@ -2,10 +2,11 @@
  * Builds a KubeConfig for one member cluster: the pod's service account
  * (inCluster), a kubeconfig file (e.g. mounted from a Secret) with an optional
  * context, or the default chain (KUBECONFIG, ~/.kube/config, in-cluster).
+ * Every request made through it is bounded in time (api-access.ts).
  */
 import { readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
-import type { KubernetesSourceConfig } from '../../config/schema.js';
+import { kubernetesSourceSchema, type KubernetesSourceInput } from '../../config/schema.js';
+import { BoundedKubeConfig } from './api-access.js';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -13,8 +14,10 @@ export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
 }
 
-export function loadKubeConfig(k: KubernetesSourceConfig): KubeConfig {
-  const kc = new KubeConfig();
+/** `input` is validated and defaulted by the config schema (a parsed config passes through unchanged). */
+export function loadKubeConfig(input: KubernetesSourceInput): BoundedKubeConfig {
+  const k = kubernetesSourceSchema.parse(input);
+  const kc = new BoundedKubeConfig({ requestTimeoutMs: k.requestTimeoutMs, watchIdleTimeoutMs: k.watchIdleTimeoutMs });
   try {
     if (k.inCluster) {
       if (!process.env.KUBERNETES_SERVICE_HOST || !process.env.KUBERNETES_SERVICE_PORT) {
