@@ -23,6 +23,8 @@ export const kubernetesSourceSchema = z
     requestTimeoutMs: z.number().int().min(100).max(300_000).default(5_000),
     /** A watch that delivers no byte (event or bookmark) for this long is ended and resumed from its last resourceVersion; its connect is bounded by requestTimeoutMs. */
     watchIdleTimeoutMs: z.number().int().min(1_000).max(3_600_000).default(30_000),
+    /** Run the kubeconfig's exec / auth-provider credential plugins (commands on this host). Refused by default. */
+    allowExecPlugins: z.boolean().default(false),
   })
   .superRefine((k, ctx) => {
     if (k.inCluster && k.kubeconfig !== undefined) {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { status as GrpcStatus, type ChannelCredentials, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
 import type { TlsConfig } from '../config/schema.js';
-import { channelCredentials } from '../extproc/epp-client.js';
+import { channelCredentials, tlsNames } from '../extproc/epp-client.js';
 import { HealthStatus } from '../protocol/services.js';
 import { createHealthClient, type HealthClient } from './health-client.js';
 import { Periodic } from './periodic.js';
@@ -20,6 +20,8 @@ export interface HealthProbeSettings {
   readonly service: string;
   /** TLS settings, as for the ext_proc client; `enabled: false` for plaintext. */
   readonly tls: TlsConfig;
+  /** The TLS server name sent when the address is an IP (the EPP Service's DNS name; see tlsNames). */
+  readonly ipSni?: string;
   readonly intervalMs: number;
   readonly timeoutMs: number;
   readonly healthyThreshold: number;
@@ -128,9 +130,10 @@ export class HealthProber {
     if (this.client) return this.client;
     if (this.credsError !== undefined) return undefined;
     const { tls, address } = this.settings;
+    const names = tlsNames(address.replace(/:\d+$/, ''), tls, this.settings.ipSni ?? 'localhost');
     let creds: ChannelCredentials;
     try {
-      creds = channelCredentials(tls, this.deps.readFile ?? ((p) => readFileSync(p)));
+      creds = channelCredentials(tls, this.deps.readFile ?? ((p) => readFileSync(p)), names.verifyHost);
     } catch (err) {
       this.credsError = (err as Error).message;
       return undefined;
@@ -143,10 +146,8 @@ export class HealthProber {
       // Never share a subchannel with the data path's EPP client.
       'grpc.use_local_subchannel_pool': 1,
     };
-    if (tls.enabled && tls.serverName) {
-      options['grpc.ssl_target_name_override'] = tls.serverName;
-      options['grpc.default_authority'] = tls.serverName;
-    }
+    if (names.sni !== undefined) options['grpc.ssl_target_name_override'] = names.sni;
+    if (tls.enabled && tls.serverName) options['grpc.default_authority'] = tls.serverName;
     this.client = createHealthClient(address, creds, options);
     return this.client;
   }

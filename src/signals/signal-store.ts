@@ -18,6 +18,7 @@
  * sink hears only about changes.
  */
 import type { Registry } from 'prom-client';
+import type { CredentialFiles } from '../credentials/credential-files.js';
 import type { Candidate, RoutingSnapshot } from '../snapshot/types.js';
 import { DEFAULT_SATURATION } from '../config/defaults.js';
 import { HealthProber } from './health-prober.js';
@@ -57,6 +58,8 @@ export interface SignalStoreOptions {
   readonly evaluateIntervalMs?: number;
   /** Reads TLS files for the health probers (default fs.readFileSync). */
   readonly readFile?: (path: string) => Buffer;
+  /** CA / certificate / key files of HTTPS scrapes, watched for rotation (default: read once). */
+  readonly files?: CredentialFiles;
 }
 
 /** A candidate whose ready / ejected / saturated state changed. */
@@ -255,6 +258,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
   private newScraper(key: string, plan: Planned<MetricsScraper['settings']>): Target<MetricsScraper> {
     const prober: MetricsScraper = new MetricsScraper(plan.settings, {
       clock: this.clock,
+      ...(this.options.files ? { files: this.options.files } : {}),
       onResult: (r) => {
         if (this.scrapers.get(key)?.prober !== prober) return;
         if (!r.ok) {

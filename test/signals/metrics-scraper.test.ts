@@ -84,7 +84,7 @@ describe('MetricsScraper', () => {
     const file = join(dir, 'token');
     writeFileSync(file, 'token-one\n');
     const srv = await server({ payload: poolMetricsText('p', { readyPods: 1 }), token: 'token-one' });
-    const s = scraper(srv.origin, { bearerTokenFile: file });
+    const s = scraper(srv.origin, { bearerToken: { file }, allowTokenOverPlainHttp: true });
     expect((await s.scrapeOnce()).ok).toBe(true);
     expect(srv.lastAuthorization).toBe('Bearer token-one');
 
@@ -104,7 +104,7 @@ describe('MetricsScraper', () => {
 
   it('a missing token file is a failed scrape', async () => {
     const srv = await server({ payload: 'a 1\n' });
-    const s = scraper(srv.origin, { bearerTokenFile: '/nonexistent/token' });
+    const s = scraper(srv.origin, { bearerToken: { file: '/nonexistent/token' }, allowTokenOverPlainHttp: true });
     expect(await s.scrapeOnce()).toMatchObject({ ok: false, reason: 'token' });
     expect(srv.requests).toBe(0);
   });

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { kubernetesSourceSchema, type KubernetesSourceInput } from '../../config/schema.js';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { BoundedKubeConfig } from './api-access.js';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -14,8 +15,23 @@ export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
 }
 
-/** `input` is validated and defaulted by the config schema (a parsed config passes through unchanged). */
-export function loadKubeConfig(input: KubernetesSourceInput): BoundedKubeConfig {
+/** A member's kubernetes source settings, as written or as parsed (absent fields take the schema's defaults). */
+export type KubeConfigSettings = KubernetesSourceInput;
+
+export interface KubeConfigContext {
+  /** The member's name, for messages. */
+  readonly cluster?: string;
+  /** Called for settings that load but weaken security (insecure-skip-tls-verify). */
+  readonly warn?: (message: string) => void;
+}
+
+/**
+ * Loads the member's kubeconfig; `input` is validated and defaulted by the config schema (a
+ * parsed config passes through unchanged). Credential plugins (a user's `exec` command or an
+ * `auth-provider` other than a token file) run commands on this host: refused unless the
+ * member sets allowExecPlugins. `insecure-skip-tls-verify` is reported through warn.
+ */
+export function loadKubeConfig(input: KubernetesSourceInput, context: KubeConfigContext = {}): BoundedKubeConfig {
   const k = kubernetesSourceSchema.parse(input);
   const kc = new BoundedKubeConfig({ requestTimeoutMs: k.requestTimeoutMs, watchIdleTimeoutMs: k.watchIdleTimeoutMs });
   try {
@@ -43,7 +59,43 @@ export function loadKubeConfig(input: KubernetesSourceInput): BoundedKubeConfig 
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster?.server) throw new KubeConfigError(`the kubeconfig's current context "${kc.getCurrentContext()}" names no cluster server`);
+  const member = context.cluster === undefined ? '' : `cluster "${context.cluster}": `;
+  const plugin = credentialPlugin(kc);
+  if (plugin !== undefined && k.allowExecPlugins !== true) {
+    throw new KubeConfigError(
+      `${member}the kubeconfig user "${kc.getCurrentUser()?.name ?? ''}" uses ${plugin}, which runs a command on this host; ` +
+        'use a token or client certificate, or set clusters[].kubernetes.allowExecPlugins: true',
+    );
+  }
+  if (cluster.skipTLSVerify) {
+    context.warn?.(`${member}the kubeconfig sets insecure-skip-tls-verify: the API server's certificate is not verified`);
+  }
   return kc;
+}
+
+/** The credential plugin of the current user ("an exec plugin (cmd)", "the auth-provider gcp"), if any. */
+export function credentialPlugin(kc: KubeConfig): string | undefined {
+  const user = kc.getCurrentUser();
+  if (!user) return undefined;
+  const exec = user.exec as { command?: unknown } | undefined;
+  if (exec) return `an exec plugin (${typeof exec.command === 'string' ? exec.command : 'no command'})`;
+  const provider = user.authProvider as { name?: unknown } | undefined;
+  // client-node's own in-cluster user reads the service-account token file: no command.
+  if (provider && provider.name !== 'tokenFile') return `the auth-provider ${String(provider.name ?? '(unnamed)')}`;
+  return undefined;
+}
+
+/** Where a member's own bearer token comes from: a static token or a token file (in-cluster). */
+export type KubeToken = { readonly token: string } | { readonly tokenFile: string } | undefined;
+
+/** The current user's bearer token (metrics scrapes authenticate as the member's own identity). */
+export function kubeConfigToken(kc: KubeConfig): KubeToken {
+  const user = kc.getCurrentUser();
+  if (!user) return undefined;
+  if (user.token) return { token: user.token.trim() };
+  const provider = user.authProvider as { name?: unknown; config?: { tokenFile?: unknown } } | undefined;
+  if (provider?.name === 'tokenFile' && typeof provider.config?.tokenFile === 'string') return { tokenFile: provider.config.tokenFile };
+  return undefined;
 }
 
 /** The namespace the router's pod runs in (service account), if it runs in one. */

@@ -24,7 +24,7 @@ describe('config: kubernetes sources and controller', () => {
     const r = parse({ clusters: [{ name: 'cluster-a', kubernetes: { inCluster: true } }, { name: 'cluster-b', kubernetes: { kubeconfig: '/etc/mcip/b/kubeconfig', context: 'b' } }] });
     expect(r.success).toBe(true);
     if (!r.success) return;
-    expect(r.data.clusters[0]?.kubernetes).toEqual({ inCluster: true, namespaces: [], requestTimeoutMs: 5000, watchIdleTimeoutMs: 30_000 });
+    expect(r.data.clusters[0]?.kubernetes).toEqual({ inCluster: true, namespaces: [], requestTimeoutMs: 5000, watchIdleTimeoutMs: 30_000, allowExecPlugins: false });
     expect(r.data.kubernetes).toEqual({ coalesceMs: 100, coalesceMaxMs: 500, initialSyncTimeoutMs: 10_000, backoffInitialMs: 500, backoffMaxMs: 30_000 });
     expect(r.data.controller).toMatchObject({
       name: 'mcip-router.dev/import-controller',

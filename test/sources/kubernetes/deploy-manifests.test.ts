@@ -140,6 +140,7 @@ interface Rule {
   resources: string[];
   verbs: string[];
   resourceNames?: string[];
+  nonResourceURLs?: string[];
 }
 
 function grants(rules: Rule[], group: string, resource: string, verb: string): boolean {
@@ -158,6 +159,15 @@ function checkBindings(docs: Doc[]): void {
 }
 
 describe('deploy/rbac', () => {
+  it.each(['local', 'remote'])('%s: a ClusterRole of its own grants GET /metrics (EPP scrapes), bound to the router identity', (which) => {
+    const docs = load(`deploy/rbac/${which}.yaml`);
+    const role = docs.find((d) => d.kind === 'ClusterRole' && (d.rules as Rule[]).some((r) => r.nonResourceURLs !== undefined));
+    expect(role?.rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    const binding = docs.find((d) => d.kind === 'ClusterRoleBinding' && d.roleRef.name === role?.metadata.name);
+    const sa = docs.find((d) => d.kind === 'ServiceAccount');
+    expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: sa?.metadata.name, namespace: sa?.metadata.namespace }]);
+  });
+
   it('local: read the five kinds, write import status, leases in a Role', () => {
     const docs = load('deploy/rbac/local.yaml');
     docs.forEach(expectObject);
