@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * mcip-router CLI: `mcip-router --config FILE` serves; `--check` validates.
- * Exit codes: 0 ok, 1 crashed, 2 bad flags, config or manifests.
+ * Exit codes: 0 ok, 1 crashed (or, for --check, loaded but the routing table
+ * has errors), 2 bad flags, config or manifests.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseCli, USAGE } from './cli/args.js';
-import { runCheck } from './cli/check.js';
+import { CHECK_LOAD_ERRORS, runCheck } from './cli/check.js';
 import { packageVersion } from './cli/version.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { RouterConfig } from './config/schema.js';
@@ -40,13 +41,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  const logger = createLogger(cmd.logLevel ?? config.log.level);
+  const level = cmd.logLevel ?? config.log.level;
   if (cmd.type === 'check') {
-    const result = await runCheck(config, logger);
-    (result.ok ? process.stdout : process.stderr).write(result.output);
-    return result.ok ? 0 : 2;
+    // stdout carries the table alone, so a pipeline can keep it; logs go to stderr.
+    const result = await runCheck(config, createLogger(level, process.stderr));
+    (result.code === CHECK_LOAD_ERRORS ? process.stderr : process.stdout).write(result.output);
+    return result.code;
   }
-  return serve(config, logger);
+  return serve(config, createLogger(level));
 }
 
 async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>): Promise<number> {

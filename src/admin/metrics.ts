@@ -123,6 +123,12 @@ export class RouterMetrics implements SnapshotObserver, DataPathObserver {
     labelNames: ['what'] as const,
     registers: [this.registry],
   });
+  private readonly excludedObjects = new Gauge({
+    name: 'mcip_excluded_objects',
+    help: 'Objects of a member left out of the routing snapshot (invalid, duplicate, no Endpoint Picker), by reason.',
+    labelNames: ['cluster', 'reason'] as const,
+    registers: [this.registry],
+  });
   private readonly clusterStale = new Gauge({
     name: 'mcip_cluster_stale',
     help: '1 when a member cluster\'s objects are the last known ones (its source lost contact).',
@@ -209,6 +215,24 @@ export class RouterMetrics implements SnapshotObserver, DataPathObserver {
     this.snapshotSize.set({ what: 'candidates' }, snapshot.candidates.size);
     this.snapshotSize.set({ what: 'diagnostics' }, diagnostics.length);
     for (const c of snapshot.clusters) this.clusterStale.set({ cluster: c.name }, c.stale ? 1 : 0);
+    this.setExcludedObjects(snapshot);
+  }
+
+  /** One count per object (an object with several bad fields counts once per reason). */
+  private setExcludedObjects(snapshot: RoutingSnapshot): void {
+    const objects = new Map<string, { cluster: string; reason: string; keys: Set<string> }>();
+    for (const x of snapshot.excludedObjects) {
+      const label = `${x.cluster}\u0000${x.reason}`;
+      let entry = objects.get(label);
+      if (entry === undefined) {
+        entry = { cluster: x.cluster, reason: x.reason, keys: new Set() };
+        objects.set(label, entry);
+      }
+      entry.keys.add(`${x.kind}/${x.namespace}/${x.name}`);
+    }
+    this.excludedObjects.reset();
+    for (const c of snapshot.clusters) this.excludedObjects.set({ cluster: c.name, reason: 'InvalidObject' }, 0);
+    for (const e of objects.values()) this.excludedObjects.set({ cluster: e.cluster, reason: e.reason }, e.keys.size);
   }
 
   sourceApplied(cluster: string): void {

@@ -10,8 +10,14 @@ request to a local or remote Endpoint Picker.
 
 Options:
   -c, --config FILE     router config (YAML). Default: $${CONFIG_ENV}
-      --check           load everything, print the routing table and exit
-                        (0 = usable, 2 = errors)
+      --check           load everything, print the routing table on stdout
+                        (logs on stderr) and exit:
+                          0  no error diagnostic
+                          1  loaded, but routes or objects have errors (an
+                             object left out, a share of requests that would
+                             get HTTP 500, ...)
+                          2  bad flags, invalid config, or manifests that
+                             cannot be read or parsed
       --log-level LEVEL override log.level (fatal|error|warn|info|debug|trace|silent)
   -h, --help            show this help
   -v, --version         print the version

@@ -62,20 +62,35 @@ export class SnapshotStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** A source delivered a new state for its cluster. */
+  /**
+   * A source delivered a new state for its cluster. A state with the same
+   * content as the current one (a bad edit restored byte for byte) builds
+   * nothing; it only ends or starts a rejection. A state carrying a rejected
+   * change counts as a rejection.
+   */
   applyState(state: ClusterState): void {
-    this.states.set(state.cluster, state);
+    const prev = this.states.get(state.cluster);
+    if (prev === undefined || !sameContent(prev, state)) {
+      this.states.set(state.cluster, state);
+      this.schedule();
+    }
+    if (state.rejected !== undefined) {
+      this.reportError(state.rejected);
+      return;
+    }
     this.lastErrors.delete(state.cluster);
     this.observer.sourceApplied(state.cluster);
-    this.schedule();
   }
 
   /**
    * A source rejected a change, or lost its API server; the previous state of
    * that cluster stays in force. Only a rejection is logged as one: an
-   * unreachable or denied API server is logged (at warn) by its source.
+   * unreachable or denied API server is logged (at warn) by its source. The
+   * same report again while it is outstanding is not logged or counted again.
    */
   reportError(error: SourceError): void {
+    const outstanding = this.lastErrors.get(error.cluster);
+    if (outstanding !== undefined && outstanding.reason === error.reason && outstanding.message === error.message) return;
     this.lastErrors.set(error.cluster, error);
     this.observer.sourceRejected(error.cluster, error.reason);
     const ctx = { cluster: error.cluster, reason: error.reason, errors: error.errors.slice(0, 20) };
@@ -138,4 +153,9 @@ export class SnapshotStore {
     }
     return snapshot;
   }
+}
+
+/** Same objects (by identity: states are immutable), errors, staleness and revision. */
+function sameContent(a: ClusterState, b: ClusterState): boolean {
+  return a.revision === b.revision && a.stale === b.stale && a.objects === b.objects && a.errors === b.errors;
 }

@@ -77,6 +77,7 @@ export function buildSnapshot(input: BuildInput): BuildResult {
     routes,
     candidates,
     diagnostics,
+    excludedObjects: ctx.excludedObjects,
     clusters: input.clusters
       .filter((s) => ctx.clusters.has(s.cluster))
       .filter((s, i, all) => all.findIndex((x) => x.cluster === s.cluster) === i)

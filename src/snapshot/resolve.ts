@@ -5,7 +5,15 @@
 import type { ClusterConfig } from '../config/schema.js';
 import { GROUP_CORE, GROUP_GATEWAY, type Gateway, type InferencePool, type ParentReference, type Service } from '../model/types.js';
 import { isIP, joinHostPort, parseHostPort } from './address.js';
-import { findOverride, lookup, nsName, type BuildContext, type ClusterObjects } from './context.js';
+import {
+  ENDPOINT_PICKER_REF_MISSING,
+  endpointPickerRefMissing,
+  findOverride,
+  lookup,
+  nsName,
+  type BuildContext,
+  type ClusterObjects,
+} from './context.js';
 import type { Diagnostic, EppTarget, ParentTarget } from './types.js';
 
 /** A resolution failure: CamelCase reason plus a message the operator can act on. */
@@ -42,6 +50,7 @@ export function resolveEpp(scope: ClusterScope, pool: InferencePool, warnings: D
   const { cluster } = scope;
   const ref = pool.spec.endpointPickerRef;
   const ns = pool.metadata.namespace;
+  if (ref === undefined) return fail(ENDPOINT_PICKER_REF_MISSING, endpointPickerRefMissing(pool, cluster));
   if (ref.group !== GROUP_CORE || ref.kind !== 'Service') {
     return fail(
       'InvalidExtensionRef',

@@ -70,6 +70,29 @@ describe('SnapshotStore', () => {
     expect(store.snapshot()?.version).toBe(2);
   });
 
+  it('a state carrying a rejected change counts as rejected once; the same content restored ends it without a rebuild', async () => {
+    const obs = recorder();
+    const lines: Record<string, unknown>[] = [];
+    const store = new SnapshotStore(config(), createLogger('info', { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }), obs);
+    const good = state('cluster-a', objectsV1);
+    store.applyState(good);
+    store.release();
+    const rejected = { cluster: 'cluster-a', reason: 'parse' as const, message: 'YAML syntax error in a.yaml', errors: [] };
+    // The source re-delivers the same objects with the rejection, and again (e.g. another file changed meanwhile).
+    store.applyState({ ...good, rejected });
+    store.applyState({ ...good, rejected });
+    await tick();
+    expect(obs.rejected).toEqual(['cluster-a:parse']);
+    expect(lines.filter((l) => String(l.msg).includes('rejected'))).toHaveLength(1);
+    expect(store.sourceErrors().get('cluster-a')?.message).toBe('YAML syntax error in a.yaml');
+    // Restored byte for byte: the very same state again.
+    store.applyState(good);
+    await tick();
+    expect(store.sourceErrors().size).toBe(0);
+    expect(obs.applied).toEqual(['cluster-a', 'cluster-a']);
+    expect(obs.builds).toEqual([1]);
+  });
+
   it('logs a rejection as one; an unavailable API server (connect, auth, missing CRD) is no rejection', () => {
     const lines: { level: number; msg: string }[] = [];
     const capture = pino({ level: 'debug' }, { write: (l: string) => lines.push(JSON.parse(l) as { level: number; msg: string }) });
