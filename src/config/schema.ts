@@ -7,10 +7,12 @@
 import { z } from 'zod';
 import { PICK_POLICIES } from '../picker/policy.js';
 import { addressOverrideSchema, ipPort, listenAddress, objectName } from './addresses.js';
+import { exportControllerSchema } from './export-schema.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
+export * from './export-schema.js';
 export * from './kubernetes-schema.js';
 export * from './signals-schema.js';
 
@@ -128,6 +130,8 @@ export const routerConfigSchema = z
       .prefault({}),
     /** InferencePoolImport import-controller duties (status.controllers[]), Kubernetes mode only. */
     controller: controllerSchema.prefault({}),
+    /** Export-controller duties (hub topology): InferencePoolImports in every member for exported pools. */
+    exportController: exportControllerSchema.prefault({}),
     /** Passive outlier detection, fed by the data path (EPP connect/stream errors, 503/429 answers). */
     outlier: z
       .strictObject({
