@@ -1,0 +1,168 @@
+/**
+ * The export controller against three API-server stand-ins (cluster-a, -b, -c):
+ * imports created in every member, our entries and conditions, withdrawal with
+ * grace, annotation removal, member outage, missing namespace, 409 conflicts
+ * and two replicas with one writer.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../harness/kube-apiserver-store.js';
+import { importObj, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
+import { ClusterSetEnv, EXPORTER } from './export-fixtures.js';
+
+const MEMBERS = ['cluster-a', 'cluster-b', 'cluster-c'];
+const OTHER = { name: 'example.com/other-exporter', exportingClusters: [{ name: 'cluster-z' }] };
+const GATEWAY_PARENT = {
+  parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'default', name: 'gw' },
+  controllerName: 'example.com/gateway',
+  conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+};
+
+let env: ClusterSetEnv;
+beforeEach(async () => {
+  env = await new ClusterSetEnv(MEMBERS).start();
+});
+afterEach(async () => {
+  await env.close();
+});
+
+const everywhere = (name: string, clusters: string[]) => () => MEMBERS.every((m) => env.exportingClusters(m, name)?.join(',') === clusters.join(','));
+
+describe('export controller (three members)', () => {
+  it('creates the import in every member within 1 s, with our entry and Exported True on the pool; other entries stay', async () => {
+    env.server('cluster-a').create('inferencepoolimports', importObj('llm'));
+    env.server('cluster-a').updateStatus('inferencepoolimports', { ...env.server('cluster-a').get('inferencepoolimports', 'default', 'llm')!, status: { controllers: [OTHER] } });
+    await env.replica();
+    env.exportPool('cluster-b', 'llm');
+    env.server('cluster-b').updateStatus('inferencepools', { ...env.server('cluster-b').get('inferencepools', 'default', 'llm')!, status: { parents: [GATEWAY_PARENT] } });
+    const t0 = Date.now();
+    await waitFor(everywhere('llm', ['cluster-b']), 1000, 'imports everywhere');
+    expect(Date.now() - t0).toBeLessThan(1000);
+    for (const m of MEMBERS) {
+      const imp = env.server(m).get('inferencepoolimports', 'default', 'llm')!;
+      expect(imp.spec).toBeUndefined();
+      const ours = env.ours(m, 'llm')!;
+      expect(ours.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([['Accepted', 'True', 'Accepted']]);
+    }
+    expect(env.controllers('cluster-a', 'llm')?.[0]).toEqual(OTHER);
+    await waitFor(() => env.exported('cluster-b', 'llm')?.status === 'True', 1000, 'Exported True');
+    const parents = env.parents('cluster-b', 'llm');
+    expect(parents[0]).toEqual(GATEWAY_PARENT);
+    expect(parents[1]?.parentRef).toEqual({ group: 'inference.networking.x-k8s.io', kind: 'InferencePoolImport', namespace: 'default', name: 'llm' });
+    expect(env.exported('cluster-b', 'llm')?.reason).toBe('Exported');
+
+    // Converged: no more writes.
+    const writes = (): number[] => MEMBERS.map((m) => env.server(m).writes().filter((w) => w.plural !== 'leases').length);
+    const settled = writes();
+    await sleep(300);
+    expect(writes()).toEqual(settled);
+  });
+
+  it('a second exporter joins every list; a member that stops exporting leaves every list; its pool entry goes with the annotation', async () => {
+    await env.replica();
+    env.exportPool('cluster-b', 'llm');
+    env.exportPool('cluster-c', 'llm');
+    await waitFor(everywhere('llm', ['cluster-b', 'cluster-c']), 1000, 'two exporters');
+    await waitFor(() => env.exported('cluster-c', 'llm')?.status === 'True', 1000, 'c Exported');
+    env.annotate('cluster-b', 'llm', undefined);
+    await waitFor(everywhere('llm', ['cluster-c']), 1000, 'b withdrawn everywhere');
+    await waitFor(() => env.parents('cluster-b', 'llm').length === 0, 1000, 'b pool entry removed');
+    expect(env.exported('cluster-c', 'llm')?.status).toBe('True');
+  });
+
+  it('no exporter left: our entry goes at once, the import after the grace, unless another controller still exports it', async () => {
+    await env.replica();
+    env.exportPool('cluster-b', 'llm');
+    await waitFor(everywhere('llm', ['cluster-b']), 1000, 'exported');
+    const c = env.server('cluster-c');
+    c.updateStatus('inferencepoolimports', { ...c.get('inferencepoolimports', 'default', 'llm')!, status: { controllers: [...env.controllers('cluster-c', 'llm')!, OTHER] } });
+    const t0 = Date.now();
+    env.server('cluster-b').delete('inferencepools', 'default', 'llm');
+    await waitFor(() => MEMBERS.every((m) => env.ours(m, 'llm') === undefined), 1000, 'entries removed');
+    expect(env.server('cluster-a').get('inferencepoolimports', 'default', 'llm')).toBeDefined();
+    await waitFor(() => env.server('cluster-a').get('inferencepoolimports', 'default', 'llm') === undefined, 2000, 'deleted after grace');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
+    expect(env.server('cluster-b').get('inferencepoolimports', 'default', 'llm')).toBeUndefined();
+    expect(env.controllers('cluster-c', 'llm')).toEqual([OTHER]);
+  });
+
+  it('an exporter returning within the grace keeps the imports', async () => {
+    await env.replica();
+    env.exportPool('cluster-b', 'llm');
+    await waitFor(everywhere('llm', ['cluster-b']), 1000, 'exported');
+    env.annotate('cluster-b', 'llm', undefined);
+    await waitFor(() => env.ours('cluster-a', 'llm') === undefined, 1000, 'withdrawn');
+    env.annotate('cluster-b', 'llm', 'ClusterSet');
+    await waitFor(everywhere('llm', ['cluster-b']), 1000, 'back');
+    await sleep(600);
+    expect(MEMBERS.every((m) => env.server(m).writes('inferencepoolimports').every((w) => w.method !== 'DELETE'))).toBe(true);
+  });
+
+  it('an unsupported annotation value: Exported False NotSupported, nothing imported', async () => {
+    await env.replica();
+    env.exportPool('cluster-b', 'llm', 'default', 'Region');
+    await waitFor(() => env.exported('cluster-b', 'llm'), 1000, 'condition');
+    expect(env.exported('cluster-b', 'llm')).toMatchObject({ status: 'False', reason: 'NotSupported' });
+    expect(env.exported('cluster-b', 'llm')?.message).toContain('"Region"');
+    expect(MEMBERS.map((m) => env.server(m).get('inferencepoolimports', 'default', 'llm'))).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('a member that is down delays only its own part; Exported names it until it is back', async () => {
+    await env.replica();
+    await env.server('cluster-c').down();
+    env.exportPool('cluster-b', 'llm');
+    await waitFor(() => env.exportingClusters('cluster-a', 'llm') && env.exportingClusters('cluster-b', 'llm'), 1000, 'a and b within 1 s');
+    await waitFor(() => env.exported('cluster-b', 'llm')?.message === 'waiting for: cluster-c (its API server is unreachable)', 1000, 'names only c');
+    expect(env.exported('cluster-b', 'llm')).toMatchObject({ status: 'False', reason: 'Pending' });
+    await env.server('cluster-c').up();
+    await waitFor(everywhere('llm', ['cluster-b']), 5000, 'c caught up');
+    await waitFor(() => env.exported('cluster-b', 'llm')?.status === 'True', 2000, 'Exported True');
+  });
+
+  it('a namespace missing in a member is reported, not created', async () => {
+    const h = await env.replica();
+    env.server('cluster-c').onWrite((ctx) => {
+      if (ctx.method === 'POST' && ctx.namespace === 'team-x') throw new ApiError(404, 'NotFound', 'namespaces "team-x" not found');
+    });
+    env.exportPool('cluster-b', 'llm', 'team-x');
+    await waitFor(() => env.exportingClusters('cluster-a', 'llm') === undefined && env.ours('cluster-a', 'llm', 'team-x'), 1000, 'a imported');
+    await waitFor(() => env.exported('cluster-b', 'llm', 'team-x')?.message.includes('namespace team-x does not exist'), 2000, 'reported');
+    expect(env.exported('cluster-b', 'llm', 'team-x')?.message).toContain('cluster-c');
+    const rec = h.debug().pools['team-x/llm']?.members['cluster-c']?.import;
+    expect(rec).toMatchObject({ action: 'create', outcome: 'namespace-missing' });
+    expect(h.debug().members.find((m) => m.name === 'cluster-c')?.missingNamespaces).toEqual(['team-x']);
+  });
+
+  it('409 conflicts are retried and another controller written meanwhile is kept', async () => {
+    const a = env.server('cluster-a');
+    a.create('inferencepoolimports', importObj('llm'));
+    let raced = false;
+    a.onWrite((ctx) => {
+      if (raced || ctx.plural !== 'inferencepoolimports' || ctx.subresource !== 'status') return;
+      raced = true;
+      const cur = a.get('inferencepoolimports', 'default', 'llm')!;
+      a.updateStatus('inferencepoolimports', { ...cur, status: { controllers: [OTHER] } });
+    });
+    await env.replica();
+    env.exportPool('cluster-b', 'llm');
+    await waitFor(everywhere('llm', ['cluster-b']), 2000, 'exported');
+    expect(raced).toBe(true);
+    expect(env.controllers('cluster-a', 'llm')?.map((c) => c.name)).toEqual([OTHER.name, EXPORTER]);
+  });
+
+  it('two replicas: one writer; when it stops the other takes over', async () => {
+    const r1 = await env.replica('replica-1');
+    await waitFor(() => r1.isLeader(), 2000, 'r1 leads');
+    const r2 = await env.replica('replica-2');
+    env.exportPool('cluster-b', 'llm');
+    await waitFor(everywhere('llm', ['cluster-b']), 1000, 'exported');
+    await sleep(300);
+    expect(r2.isLeader()).toBe(false);
+    expect(Object.keys(r2.debug().pools['default/llm']?.members ?? {})).toEqual([]);
+    await r1.stop();
+    await waitFor(() => r2.isLeader(), 3000, 'r2 leads');
+    env.exportPool('cluster-c', 'llm');
+    await waitFor(everywhere('llm', ['cluster-b', 'cluster-c']), 1000, 'r2 writes');
+    await waitFor(() => r2.ledger.actionCounts().some((c) => c.member === 'cluster-a' && c.action === 'status' && c.outcome === 'written'), 1000, 'r2 counted its write');
+    expect(r1.ledger.actionCounts().filter((c) => c.action === 'status')).toEqual([]);
+  });
+});

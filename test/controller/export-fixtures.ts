@@ -1,0 +1,108 @@
+/** A ClusterSet of API-server stand-ins (one per member) and export-controller replicas on it. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import type { ExportControllerHandle } from '../../src/controller/export-controller.js';
+import { startExportFromConfig } from '../../src/controller/export-runtime.js';
+import { EXPORT_ANNOTATION } from '../../src/model/types.js';
+import { KubeApiServer, writeKubeconfig } from '../harness/kube-apiserver.js';
+import { pool, silent } from '../sources/kubernetes/kube-fixtures.js';
+
+export const EXPORTER = 'mcip-router.dev/export-controller';
+
+export type Entry = { name: string; exportingClusters?: { name: string }[]; conditions?: { type: string; status: string; reason: string; message: string }[] };
+export type Parent = { parentRef: Record<string, string>; controllerName: string; conditions: { type: string; status: string; reason: string; message: string }[] };
+
+export class ClusterSetEnv {
+  readonly servers = new Map<string, KubeApiServer>();
+  readonly kubeconfigs = new Map<string, string>();
+  dir = '';
+  private readonly replicas: ExportControllerHandle[] = [];
+
+  constructor(readonly names: readonly string[]) {}
+
+  async start(): Promise<this> {
+    this.dir = await mkdtemp(join(tmpdir(), 'mcip-export-'));
+    for (const name of this.names) {
+      const server = new KubeApiServer();
+      await server.start();
+      this.servers.set(name, server);
+      this.kubeconfigs.set(name, await writeKubeconfig(this.dir, { server: server.url }, `${name}.kubeconfig`));
+    }
+    return this;
+  }
+
+  server(name: string): KubeApiServer {
+    const s = this.servers.get(name);
+    if (!s) throw new Error(`no member ${name}`);
+    return s;
+  }
+
+  config(identity: string, overrides: Record<string, unknown> = {}): RouterConfig {
+    return routerConfigSchema.parse({
+      clusterName: this.names[0],
+      gateways: [{ namespace: 'default', name: 'gw' }],
+      clusters: this.names.map((name) => ({ name, kubernetes: { kubeconfig: this.kubeconfigs.get(name) } })),
+      kubernetes: { coalesceMs: 10, coalesceMaxMs: 100, initialSyncTimeoutMs: 1000, backoffInitialMs: 50, backoffMaxMs: 200 },
+      exportController: {
+        enabled: true,
+        withdrawalGraceMs: 400,
+        requestTimeoutMs: 500,
+        resyncMs: 60_000,
+        leaderElection: { leaseNamespace: 'mcip', leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100, identity },
+        ...overrides,
+      },
+    });
+  }
+
+  async replica(identity = 'replica-1', overrides: Record<string, unknown> = {}): Promise<ExportControllerHandle> {
+    const h = await startExportFromConfig(this.config(identity, overrides), { logger: silent });
+    this.replicas.push(h);
+    return h;
+  }
+
+  exportPool(member: string, name: string, namespace = 'default', value = 'ClusterSet'): void {
+    this.server(member).create('inferencepools', pool(name, namespace, `${name}-epp`, { annotations: { [EXPORT_ANNOTATION]: value } }));
+  }
+
+  /** Sets (or with undefined removes) the export annotation of an existing pool. */
+  annotate(member: string, name: string, value: string | undefined, namespace = 'default'): void {
+    const s = this.server(member);
+    const cur = s.get('inferencepools', namespace, name)!;
+    const meta = cur.metadata as { annotations?: Record<string, string> };
+    const annotations = { ...(meta.annotations ?? {}) };
+    if (value === undefined) delete annotations[EXPORT_ANNOTATION];
+    else annotations[EXPORT_ANNOTATION] = value;
+    s.update('inferencepools', { ...cur, metadata: { ...cur.metadata, annotations } });
+  }
+
+  controllers(member: string, name: string, namespace = 'default'): Entry[] | undefined {
+    const imp = this.server(member).get('inferencepoolimports', namespace, name);
+    if (!imp) return undefined;
+    return ((imp.status as { controllers?: Entry[] } | undefined)?.controllers ?? []) as Entry[];
+  }
+
+  ours(member: string, name: string, namespace = 'default'): Entry | undefined {
+    return this.controllers(member, name, namespace)?.find((c) => c.name === EXPORTER);
+  }
+
+  exportingClusters(member: string, name: string): string[] | undefined {
+    return this.ours(member, name)?.exportingClusters?.map((c) => c.name);
+  }
+
+  parents(member: string, name: string, namespace = 'default'): Parent[] {
+    const p = this.server(member).get('inferencepools', namespace, name);
+    return ((p?.status as { parents?: Parent[] } | undefined)?.parents ?? []) as Parent[];
+  }
+
+  exported(member: string, name: string, namespace = 'default'): Parent['conditions'][number] | undefined {
+    return this.parents(member, name, namespace).find((p) => p.controllerName === EXPORTER)?.conditions.find((c) => c.type === 'Exported');
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.replicas.splice(0).map((r) => r.stop()));
+    await Promise.all([...this.servers.values()].map((s) => s.close()));
+    if (this.dir) await rm(this.dir, { recursive: true, force: true });
+  }
+}
