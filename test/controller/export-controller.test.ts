@@ -142,10 +142,13 @@ describe('export controller (three members)', () => {
       const cur = a.get('inferencepoolimports', 'default', 'llm')!;
       a.updateStatus('inferencepoolimports', { ...cur, status: { controllers: [OTHER] } });
     });
-    await env.replica();
+    const h = await env.replica();
     env.exportPool('cluster-b', 'llm');
     await waitFor(everywhere('llm', ['cluster-b']), 2000, 'exported');
     expect(raced).toBe(true);
+    await sleep(50);
+    // Retried within the same write: no failure was recorded.
+    expect(h.ledger.actionCounts().filter((c) => c.outcome === 'error' || c.outcome === 'conflict')).toEqual([]);
     expect(env.controllers('cluster-a', 'llm')?.map((c) => c.name)).toEqual([OTHER.name, EXPORTER]);
   });
 
