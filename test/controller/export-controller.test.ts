@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../harness/kube-apiserver-store.js';
 import { importObj, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
-import { ClusterSetEnv, EXPORTER } from './export-fixtures.js';
+import { ClusterSetEnv, EXPORTER, rbacGrants, rbacRequests } from './export-fixtures.js';
 
 const MEMBERS = ['cluster-a', 'cluster-b', 'cluster-c'];
 const OTHER = { name: 'example.com/other-exporter', exportingClusters: [{ name: 'cluster-z' }] };
@@ -83,6 +83,14 @@ describe('export controller (three members)', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
     expect(env.server('cluster-b').get('inferencepoolimports', 'default', 'llm')).toBeUndefined();
     expect(env.controllers('cluster-c', 'llm')).toEqual([OTHER]);
+
+    // Everything it asked of each member is granted by the shipped RBAC.
+    const used = [...new Set(MEMBERS.flatMap((m) => [...rbacRequests(env.server(m))]))].sort();
+    expect(used).toContain('inferencepoolimports delete');
+    for (const [file, role] of [['deploy/rbac/export-member.yaml', 'mcip-export-member'], ['deploy/rbac/export-controller.yaml', 'mcip-export-controller']] as const) {
+      const granted = rbacGrants(file, role);
+      expect(used.filter((u) => !granted.has(u))).toEqual([]);
+    }
   });
 
   it('an exporter returning within the grace keeps the imports', async () => {

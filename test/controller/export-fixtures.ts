@@ -1,7 +1,9 @@
 /** A ClusterSet of API-server stand-ins (one per member) and export-controller replicas on it. */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
 import type { ExportControllerHandle } from '../../src/controller/export-controller.js';
 import { startExportFromConfig } from '../../src/controller/export-runtime.js';
@@ -105,4 +107,24 @@ export class ClusterSetEnv {
     await Promise.all([...this.servers.values()].map((s) => s.close()));
     if (this.dir) await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/** "resource[/subresource] verb" for every request a member's API server saw (Leases aside), as RBAC names them. */
+export function rbacRequests(server: KubeApiServer): Set<string> {
+  const out = new Set<string>();
+  for (const r of server.requests) {
+    if (!r.plural || r.plural === 'leases') continue;
+    const verb =
+      r.method === 'GET' ? (r.watch ? 'watch' : r.name === undefined ? 'list' : 'get') : ({ POST: 'create', DELETE: 'delete', PATCH: 'patch', PUT: 'update' } as Record<string, string>)[r.method];
+    out.add(`${r.plural}${r.subresource ? `/${r.subresource}` : ''} ${verb}`);
+  }
+  return out;
+}
+
+/** The same for what a ClusterRole in a YAML file grants. */
+export function rbacGrants(file: string, roleName: string): Set<string> {
+  const role = parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => d.toJSON() as { kind: string; metadata: { name: string }; rules: { resources: string[]; verbs: string[] }[] })
+    .find((o) => o.kind === 'ClusterRole' && o.metadata.name === roleName);
+  return new Set(role?.rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${res} ${v}`))) ?? []);
 }
