@@ -73,7 +73,7 @@ async function importStep(r: MemberRun, step: MemberImportStep): Promise<StepRes
           r.logger.info({ member: r.member, import: key }, `created InferencePoolImport ${key} in ${r.member}`);
         } catch (err) {
           const status = httpStatusOf(err);
-          if (status === 404) {
+          if (status === 404 && missingNamespace(err)) {
             r.missingNamespaces.add(namespace);
             return { action: 'create', outcome: 'namespace-missing', why: `namespace ${namespace} does not exist in ${r.member}; not created` };
           }
@@ -134,4 +134,16 @@ async function poolStep(r: MemberRun, step: MemberPoolStep): Promise<StepResult 
     retries: CONFLICT_RETRIES,
   });
   return { action, outcome: w.outcome, why };
+}
+
+/** A create refused because the namespace does not exist (a missing CRD is a 404 too). */
+function missingNamespace(err: unknown): boolean {
+  const body = (err as { body?: unknown }).body;
+  let status: { message?: unknown; details?: { kind?: unknown } } | undefined;
+  try {
+    status = (typeof body === 'string' ? JSON.parse(body) : body) as typeof status;
+  } catch {
+    return false;
+  }
+  return status?.details?.kind === 'namespaces' || (typeof status?.message === 'string' && /^namespaces "[^"]*" not found/.test(status.message));
 }

@@ -138,6 +138,14 @@ describe('export controller (three members)', () => {
     const rec = h.debug().pools['team-x/llm']?.members['cluster-c']?.import;
     expect(rec).toMatchObject({ action: 'create', outcome: 'namespace-missing' });
     expect(h.debug().members.find((m) => m.name === 'cluster-c')?.missingNamespaces).toEqual(['team-x']);
+
+    // Another 404 on create (the CRD is not served) is a failure, not a missing namespace.
+    env.server('cluster-a').onWrite((ctx) => {
+      if (ctx.method === 'POST' && ctx.namespace === 'team-y') throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    });
+    env.exportPool('cluster-b', 'llm', 'team-y');
+    await waitFor(() => h.debug().pools['team-y/llm']?.members['cluster-a']?.import?.outcome === 'error', 2000, 'error recorded');
+    expect(h.debug().members.find((m) => m.name === 'cluster-a')?.missingNamespaces).toEqual([]);
   });
 
   it('409 conflicts are retried and another controller written meanwhile is kept', async () => {
