@@ -24,6 +24,9 @@ import type { ExportClient } from './export-writer.js';
 import { rfc3339 } from './import-status.js';
 import { LeaderElector, type LeaseClient } from './leader-election.js';
 
+/** How the decoder names an invalid InferencePool in FieldError.object ("InferencePool ns/name"). */
+const INVALID_POOL = 'InferencePool ';
+
 export interface ExportMember {
   readonly name: string;
   /** Watches InferencePool and InferencePoolImport in this member. */
@@ -101,6 +104,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
         pools: objects.filter((x): x is InferencePool => x.kind === 'InferencePool'),
         imports: objects.filter((x): x is InferencePoolImport => x.kind === 'InferencePoolImport'),
         missingNamespaces: m.missingNamespaces,
+        invalidPools: new Set((m.state?.errors ?? []).flatMap((e) => (e.object.startsWith(INVALID_POOL) ? [e.object.slice(INVALID_POOL.length)] : []))),
       };
     });
 

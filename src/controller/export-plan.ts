@@ -14,7 +14,8 @@
  *   InferencePoolImport) with Exported True once every member has the import
  *   with our entry naming the pool's cluster; False naming the lagging members;
  *   False NotSupported for any other annotation value. No annotation: removed.
- * - A member not listed since start keeps the exports our entries record for it.
+ * - A member not listed since start, or whose pool is invalid, keeps the exports our
+ *   entries record for it.
  */
 import type { Condition, InferencePool, InferencePoolImport } from '../model/types.js';
 import { EXPORT_ANNOTATION, GROUP_INFERENCE_X } from '../model/types.js';
@@ -40,6 +41,8 @@ export interface MemberView {
   readonly imports: readonly InferencePoolImport[];
   /** Namespaces an import create was refused in because they do not exist in this member. */
   readonly missingNamespaces: ReadonlySet<string>;
+  /** namespace/names of InferencePools present but left out as invalid: their export state is taken from our entries. */
+  readonly invalidPools: ReadonlySet<string>;
 }
 
 export interface ExportPlanInput {
@@ -118,12 +121,17 @@ export function planExports(input: ExportPlanInput): ExportPlan {
     }
   }
   const ourEntry = (imp: InferencePoolImport | undefined) => imp?.status.controllers.find((c) => c.name === me);
-  const unsynced = new Set(members.filter((m) => !m.synced).map((m) => m.name));
+  // What a member's pool says cannot be known (never listed, or the pool is invalid): keep what our entries record.
+  const byName = new Map(members.map((m) => [m.name, m]));
+  const unknown = (member: string, key: string): boolean => {
+    const m = byName.get(member);
+    return m !== undefined && (!m.synced || m.invalidPools.has(key));
+  };
   for (const m of members) {
     for (const i of m.imports) {
+      const key = keyOf(i.metadata.namespace, i.metadata.name);
       for (const c of ourEntry(i)?.exportingClusters ?? []) {
-        if (!unsynced.has(c.name)) continue;
-        const key = keyOf(i.metadata.namespace, i.metadata.name);
+        if (!unknown(c.name, key)) continue;
         const list = exporters.get(key) ?? [];
         if (!list.includes(c.name)) exporters.set(key, [...list, c.name]);
       }

@@ -105,6 +105,18 @@ describe('export controller (three members)', () => {
     expect(MEMBERS.every((m) => env.server(m).writes('inferencepoolimports').every((w) => w.method !== 'DELETE'))).toBe(true);
   });
 
+  it('a pool our decoder refuses keeps its recorded export instead of being withdrawn', async () => {
+    await env.replica();
+    env.exportPool('cluster-b', 'llm');
+    await waitFor(everywhere('llm', ['cluster-b']), 1000, 'exported');
+    const b = env.server('cluster-b');
+    const cur = b.get('inferencepools', 'default', 'llm')!;
+    b.update('inferencepools', { ...cur, spec: { ...(cur.spec as object), targetPorts: [{ number: 0 }] } });
+    await sleep(700); // longer than the grace
+    expect(everywhere('llm', ['cluster-b'])()).toBe(true);
+    expect(MEMBERS.every((m) => env.server(m).writes('inferencepoolimports').every((w) => w.method !== 'DELETE'))).toBe(true);
+  });
+
   it('an unsupported annotation value: Exported False NotSupported, nothing imported', async () => {
     await env.replica();
     env.exportPool('cluster-b', 'llm', 'default', 'Region');

@@ -25,7 +25,7 @@ function imp(name: string, controllers: ImportController[]): InferencePoolImport
 }
 
 function member(name: string, o: Partial<MemberView> = {}): MemberView {
-  return { name, reachable: true, synced: true, pools: [], imports: [], missingNamespaces: new Set(), ...o };
+  return { name, reachable: true, synced: true, pools: [], imports: [], missingNamespaces: new Set(), invalidPools: new Set(), ...o };
 }
 
 const plan = (members: MemberView[], withdrawnSince = new Map<string, number>(), now = 1000) =>
@@ -75,6 +75,12 @@ describe('planExports', () => {
     const p = plan([member('a', { imports: [imp('llm', [entry(ME, ['b'])])] }), member('b', { synced: false, reachable: false })]);
     expect(p.exporters.get('ns/llm')).toEqual(['b']);
     expect(p.imports.get('a')?.[0]?.action).toMatchObject({ type: 'ensure', upToDate: true });
+  });
+
+  it('an invalid pool keeps its recorded export (no withdrawal because our decoder refused it)', () => {
+    const p = plan([member('a', { imports: [imp('llm', [entry(ME, ['b'])])] }), member('b', { invalidPools: new Set(['ns/llm']) })]);
+    expect(p.exporters.get('ns/llm')).toEqual(['b']);
+    expect(plan([member('a', { imports: [imp('llm', [entry(ME, ['b'])])] }), member('b')]).exporters.size).toBe(0);
   });
 
   it('pool status: Exported True once every member lists the pool, else the lagging members and why', () => {
