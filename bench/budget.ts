@@ -1,5 +1,5 @@
 /**
- * The budget of issue 6, checked against a run's results. Each item yields
+ * The performance budget, checked against a run's results. Each item yields
  * PASS or MISS with the measured value; an item whose measurement is missing
  * from the run (e.g. a size not measured) is a MISS saying so.
  */
@@ -43,14 +43,27 @@ function dataPathBudget(dp: DataPathResults): BudgetLine[] {
       });
     }
   }
-  const routerCells = dp.cells.filter((c) => c.setup === 'router' || c.setup === 'parent');
-  if (routerCells.length > 0) {
-    const failed = routerCells.reduce((a, c) => a + c.errors, 0);
-    const total = routerCells.reduce((a, c) => a + c.requests + c.errors, 0);
+  const cpu2k = dp.comparisons.filter((x) => x.variant === '2k' && (x.label === 'c=16' || x.label === 'c=64'));
+  if (cpu2k.length > 0) {
+    const worst = Math.max(...cpu2k.map((x) => x.cpuPerRequestRatio));
     out.push({
-      item: `(extra) router exchanges that failed, all cells, close=${dp.closeMode}`,
+      item: 'router CPU per exchange / floor CPU per exchange, 2k body, 16 and 64 streams (worse of the two)',
+      target: '<= 1.00x',
+      measured: `${f2(worst)}x (${cpu2k.map((x) => `${x.label} ${f2(x.cpuPerRequestRatio)}x`).join(', ')})`,
+      pass: worst <= 1,
+    });
+  }
+  out.push(...streamingBudget(dp));
+  const routerCells = dp.cells.filter((c) => c.setup === 'router' || c.setup === 'parent');
+  const streamCells = dp.streaming?.cells.filter((c) => c.setup === 'router') ?? [];
+  if (routerCells.length > 0) {
+    const failed = routerCells.reduce((a, c) => a + c.errors, 0) + streamCells.reduce((a, c) => a + c.errors, 0);
+    const total = routerCells.reduce((a, c) => a + c.requests + c.errors, 0) + streamCells.reduce((a, c) => a + c.responses + c.errors, 0);
+    const firstError = routerCells.find((c) => c.firstError)?.firstError ?? streamCells.find((c) => c.firstError)?.firstError ?? '';
+    out.push({
+      item: `router exchanges that failed, all cells (streamed responses included), close=${dp.closeMode}`,
       target: '0',
-      measured: `${failed} of ${total}${failed ? ` (${routerCells.find((c) => c.firstError)?.firstError ?? ''})` : ''}`,
+      measured: `${failed} of ${total}${failed ? ` (${firstError})` : ''}`,
       pass: failed === 0,
     });
   }
@@ -71,6 +84,30 @@ function dataPathBudget(dp: DataPathResults): BudgetLine[] {
     pass: open !== undefined && open.streams >= 1000 && open.heldRssMb * 1.048576 < 150,
   });
   return out;
+}
+
+/** Streamed responses: the router's CPU per SSE event against both floors, at 16 and 64 streams (the worst cell counts). */
+function streamingBudget(dp: DataPathResults): BudgetLine[] {
+  const loaded = dp.streaming?.comparisons.filter((c) => c.concurrency >= 16) ?? [];
+  if (loaded.length === 0) return [];
+  const worst = (f: (c: (typeof loaded)[number]) => number) => loaded.reduce((a, c) => (f(c) > f(a) ? c : a));
+  const byCell = (f: (c: (typeof loaded)[number]) => number): string => loaded.map((c) => `${c.chunks}/c=${c.concurrency} ${f2(f(c))}x`).join(', ');
+  const wf = worst((c) => c.cpuOverFloor);
+  const wh = worst((c) => c.cpuOverH2Floor);
+  return [
+    {
+      item: 'router CPU per streamed event / grpc-js floor, 16 and 64 streams (worst cell)',
+      target: '<= 0.85x',
+      measured: `${f2(wf.cpuOverFloor)}x (${byCell((c) => c.cpuOverFloor)})`,
+      pass: wf.cpuOverFloor <= 0.85,
+    },
+    {
+      item: '(goal) router CPU per streamed event / raw node:http2 relay, 16 and 64 streams (worst cell)',
+      target: '<= 1.15x',
+      measured: `${f2(wh.cpuOverH2Floor)}x (${byCell((c) => c.cpuOverH2Floor)})`,
+      pass: wh.cpuOverH2Floor <= 1.15,
+    },
+  ];
 }
 
 function controlPlaneBudget(cp: ControlPlaneResults): BudgetLine[] {

@@ -13,6 +13,7 @@ import { cpuProfile, monotonicUs } from './lib/profile.js';
 import { forkChild, procUsage, RssSampler, spawnRouter } from './lib/proc.js';
 import { routerMemory, waitForSignals } from './lib/router-admin.js';
 import { BENCH_POOLS, EPP_PORT_COUNT, writeTopology, type EppPorts } from './lib/topology.js';
+import { runStreaming } from './streaming.js';
 import { SETUPS, type Cell, type DataPathResults, type Load, type OpenStreamsResult, type Setup, type Variant, type WindowResult } from './lib/types.js';
 
 export interface DataPathRun {
@@ -150,6 +151,8 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
       await runCell(variant, { kind: 'rate', rps });
     }
 
+    const streaming = o.streamChunks.length > 0 ? await runStreaming({ gen: gen.rpc, eppPid: epp.pid, proxyPid }, o) : undefined;
+
     window[1] = monotonicUs();
     for (const p of profiles) p.window = window;
 
@@ -188,6 +191,7 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
         routerSignals,
         routerMemoryAfterLoad,
         profiled: o.profile,
+        ...(streaming ? { streaming } : {}),
         closeMode: o.close,
         closeCheck: { mode: otherClose, cells: closeCells },
       },

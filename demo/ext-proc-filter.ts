@@ -2,7 +2,7 @@
  * Envoy's ext_proc filter for one HTTP request, as envoy/envoy.yaml configures
  * it (headers SEND, bodies FULL_DUPLEX_STREAMED, trailers SEND,
  * failure_mode_allow false): the state machine of the exchange, after the
- * protocol notes, section 1. It sends the ProcessingRequests the HTTP side
+ * docs/protocol.md, section 1. It sends the ProcessingRequests the HTTP side
  * hands it, knows which response Envoy is waiting for, and turns each
  * ProcessingResponse into what Envoy would do: apply its mutation, pass on its
  * streamed_response bytes, or, for a response of the wrong type or order, a

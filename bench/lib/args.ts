@@ -47,12 +47,18 @@ export interface BenchOptions {
   readonly maxRequestsPerConnection: number;
   /** Extra node flags for every router process the bench starts (e.g. --max-semi-space-size=4). */
   readonly routerNodeArgs: readonly string[];
+  /** Streamed responses: SSE events per response, and the concurrency levels (empty: none). */
+  readonly streamChunks: readonly number[];
+  readonly streamConcurrency: readonly number[];
+  /** Measured window of each streaming cell (longer than the others: a 1,024-event response at one stream takes a while). */
+  readonly streamMeasureMs: number;
 }
 
 export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] [--warmup-ms N] [--measure-ms N]
   [--rounds N] [--concurrency 1,16,64,256] [--variants 2k,64k] [--rate N] [--connections N] [--open-streams N]
   [--routes 10,100,1000] [--reload-routes 10,100] [--skip-data-path] [--skip-control-plane] [--latest|--no-latest] [--no-build]
   [--close reset|graceful] [--max-requests-per-connection N] [--router-node-args "FLAGS"]
+  [--stream-chunks 64,256,1024] [--stream-concurrency 1,16,64] [--stream-measure-ms N] [--skip-streaming]
 `;
 
 function list(v: string): number[] {
@@ -91,6 +97,9 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     close: 'reset' as 'reset' | 'graceful',
     maxRequestsPerConnection: undefined as number | undefined,
     routerNodeArgs: [] as readonly string[],
+    streamChunks: (quick ? [64] : [64, 256, 1024]) as readonly number[],
+    streamConcurrency: (quick ? [16] : [1, 16, 64]) as readonly number[],
+    streamMeasureMs: quick ? 600 : 4000,
   };
   for (let i = 0; i < argv.length; i++) {
     // --flag=value is --flag value.
@@ -177,6 +186,18 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         o.maxRequestsPerConnection = v;
         break;
       }
+      case '--stream-chunks':
+        o.streamChunks = list(next());
+        break;
+      case '--stream-concurrency':
+        o.streamConcurrency = list(next());
+        break;
+      case '--stream-measure-ms':
+        o.streamMeasureMs = Math.max(50, num(next(), a));
+        break;
+      case '--skip-streaming':
+        o.streamChunks = [];
+        break;
       case '--router-node-args':
         o.routerNodeArgs = next().split(/\s+/).filter((f) => f !== '');
         break;

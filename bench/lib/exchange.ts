@@ -7,7 +7,10 @@
  *     its end_of_stream (a body response before the headers response is
  *     spurious: Envoy would 500);
  *  3. response headers and the response body (end_of_stream), then wait for
- *     the response_headers response and the echoed body;
+ *     the response_headers response and the echoed body; or, for a streamed
+ *     response (`stream`), the SSE events one by one: each is sent when the
+ *     echo of the one before has arrived, and its latency (sent to echoed) and
+ *     the gap since the previous echo are reported;
  *  4. done: half-close and reset the stream, as Envoy does when its filter is
  *     destroyed (ExternalProcessorStreamImpl::close: closeStream() then
  *     resetStream(); it does not wait for the processor's status). With
@@ -18,6 +21,8 @@
 import { Metadata, type Client, type ClientDuplexStream } from '@grpc/grpc-js';
 import { EXT_PROC_PROCESS_PATH } from '../../src/protocol/constants.js';
 import { peekResponse } from '../../src/protocol/codec.js';
+import { streamedLength } from '../../src/extproc/exchange.js';
+import type { StreamSet } from './sse.js';
 import type { MessageSet } from './payloads.js';
 
 const identity = (b: Buffer): Buffer => b;
@@ -45,6 +50,13 @@ export interface ExchangeCallbacks {
   onDone(x: Exchange, error: string | undefined): void;
 }
 
+/** A streamed response instead of the single response body message. */
+export interface StreamingResponse {
+  readonly set: StreamSet;
+  /** Event `index` came back whole: µs from its send, and from the previous event's echo (from the response headers' send for the first). */
+  onChunk(latencyUs: number, gapUs: number): void;
+}
+
 export class Exchange {
   private readonly call: ClientDuplexStream<Buffer, Buffer>;
   private stage = Stage.Request;
@@ -52,6 +64,11 @@ export class Exchange {
   private body = false;
   readonly startedAt: number;
   completedAt = NaN;
+  /** Streamed response: the event in flight, echoed bytes so far, and when the event was sent / the last one echoed. */
+  private chunk = 0;
+  private echoed = 0;
+  private chunkSentAt = 0;
+  private lastEchoAt = 0;
 
   constructor(
     client: Client,
@@ -62,6 +79,7 @@ export class Exchange {
     private readonly hold = false,
     startedAt = performance.now(),
     private readonly close: CloseMode = 'reset',
+    private readonly stream?: StreamingResponse,
   ) {
     this.startedAt = startedAt;
     this.call = client.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, identity, identity, NO_METADATA);
@@ -94,8 +112,34 @@ export class Exchange {
     this.stage = Stage.Response;
     this.headers = false;
     this.body = false;
-    this.call.write(this.set.responseHeaders);
-    this.call.write(this.set.responseBodyMessage);
+    if (this.stream === undefined) {
+      this.call.write(this.set.responseHeaders);
+      this.call.write(this.set.responseBodyMessage);
+      return;
+    }
+    this.chunk = 0;
+    this.echoed = 0;
+    this.lastEchoAt = performance.now();
+    this.call.write(this.stream.set.responseHeaders);
+    this.sendChunk();
+  }
+
+  private sendChunk(): void {
+    this.chunkSentAt = performance.now();
+    this.call.write(this.stream!.set.messages[this.chunk]!);
+  }
+
+  /** A streamed response's echo: report every event it completes and send the next one. */
+  private onStreamEcho(msg: Buffer): void {
+    const s = this.stream!;
+    this.echoed += streamedLength(msg, 4);
+    const ends = s.set.ends;
+    if (this.chunk >= ends.length || this.echoed < ends[this.chunk]!) return;
+    const now = performance.now();
+    s.onChunk(Math.max(1, Math.round((now - this.chunkSentAt) * 1000)), Math.max(1, Math.round((now - this.lastEchoAt) * 1000)));
+    this.lastEchoAt = now;
+    while (this.chunk < ends.length && this.echoed >= ends[this.chunk]!) this.chunk++;
+    if (this.chunk < ends.length) this.sendChunk();
   }
 
   private readonly onData = (msg: Buffer): void => {
@@ -117,6 +161,7 @@ export class Exchange {
         this.fail(`${bodyCase} response before the ${headersCase} response (spurious)`);
         return;
       }
+      if (!request && this.stream !== undefined) this.onStreamEcho(msg);
       if (p.endOfStream) this.body = true;
     } else {
       this.fail(`unexpected ${p.case} response during the ${request ? 'request' : 'response'} path`);

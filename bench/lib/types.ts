@@ -46,6 +46,16 @@ export interface WindowResult {
   readonly firstError?: string;
 }
 
+/** A window of streamed responses: `requests` are whole responses; the histograms (µs) are per SSE event. */
+export interface StreamWindowResult extends WindowResult {
+  /** Events echoed back whole (those of unfinished responses included). */
+  readonly chunks: number;
+  /** Event sent -> its echo complete. */
+  readonly chunkLatency: string;
+  /** Between consecutive events' echoes as the client sees them. */
+  readonly chunkGap: string;
+}
+
 /** CPU and memory of one server process over a measured window. */
 export interface ProcessUsage {
   readonly cpuMs: number;
@@ -90,6 +100,46 @@ export interface Comparison {
   readonly cpuOverH2Floor?: number;
 }
 
+/** The set-ups measured with streamed responses (parent mode is left out: it relays no EPP echo). */
+export const STREAM_SETUPS = ['direct', 'h2floor', 'floor', 'router'] as const;
+export type StreamSetup = (typeof STREAM_SETUPS)[number];
+
+/** One streamed-response cell: `chunks` SSE events per response at `concurrency` streams. */
+export interface StreamCell {
+  readonly setup: StreamSetup;
+  readonly chunks: number;
+  readonly concurrency: number;
+  readonly responses: number;
+  readonly events: number;
+  readonly errors: number;
+  readonly durationS: number;
+  readonly eventsPerS: number;
+  /** Event sent -> echoed, as the generator (Envoy) sees it. */
+  readonly eventLatencyMs: LatencySummary;
+  /** Between consecutive echoed events: what the client sees as inter-token delay. */
+  readonly gapMs: LatencySummary;
+  /** The hop process (absent for direct): CPU per event (µs) and per response (ms), RSS. */
+  readonly proxy?: { readonly cpuUsPerEvent: number; readonly cpuMsPerResponse: number; readonly cpuPct: number; readonly rssMaxMb: number };
+  readonly eppCpuUsPerEvent: number;
+  readonly firstError?: string;
+}
+
+export interface StreamComparison {
+  readonly chunks: number;
+  readonly concurrency: number;
+  /** Router CPU per event / grpc-js floor's, and / raw HTTP/2 relay's. */
+  readonly cpuOverFloor: number;
+  readonly cpuOverH2Floor: number;
+  /** Router inter-event gap - direct's, ms. */
+  readonly addedGapMs: { readonly p50: number; readonly p99: number };
+  readonly h2floorAddedGapMs: { readonly p50: number; readonly p99: number };
+}
+
+export interface StreamingResults {
+  readonly cells: readonly StreamCell[];
+  readonly comparisons: readonly StreamComparison[];
+}
+
 export interface OpenStreamsResult {
   readonly streams: number;
   readonly setup: Setup;
@@ -127,6 +177,8 @@ export interface DataPathResults {
   readonly routerMemoryAfterLoad: { readonly rssMb: number; readonly heapUsedMb: number; readonly heapTotalMb: number; readonly externalMb: number };
   /** The routers ran under --cpu-prof (their CPU and RSS figures include the profiler's overhead). */
   readonly profiled: boolean;
+  /** Streamed responses (absent in results before 2026-11-25, or with --skip-streaming). */
+  readonly streaming?: StreamingResults;
   /** How the generator ended each finished stream in the main cells. */
   readonly closeMode: 'reset' | 'graceful';
   /** The ~2 KiB, 16-stream cell again with the other close mode: what Envoy's RST_STREAM per stream costs each server. */

@@ -2,7 +2,7 @@
  * Just enough protobuf for the fast EPP: find which ProcessingRequest member
  * a message carries, read an HttpBody's bytes and end_of_stream, and wrap body
  * bytes into a streamed_response without a general-purpose encoder.
- * Field numbers: protocol-notes section 1.
+ * Field numbers: docs/protocol.md §1.
  */
 
 /** ProcessingRequest member numbers. */

@@ -10,15 +10,18 @@
  *   request's scheduled start (no coordinated omission);
  * - hold / release: `streams` streams opened and held after the request path
  *   (RSS with many concurrent streams), then completed;
+ * - stream: closed loop like `closed`, each response streamed as `chunks` SSE
+ *   events (lib/sse.ts), with per-event latency and inter-event gap histograms;
  * - preflight: one fully decoded exchange, checked byte for byte.
  */
 import { decodeResponse, type ProcessingResponse } from '../../src/protocol/codec.js';
 import { RotatingConnections, type Lease } from '../lib/connections.js';
-import { Exchange, type CloseMode, type ExchangeCallbacks } from '../lib/exchange.js';
+import { Exchange, type CloseMode, type ExchangeCallbacks, type StreamingResponse } from '../lib/exchange.js';
 import { encodeHistogram, newHistogram } from '../lib/hist.js';
 import { messageSet, type MessageSet } from '../lib/payloads.js';
 import { serveRpc } from '../lib/rpc.js';
-import { VARIANTS, type Variant, type WindowResult } from '../lib/types.js';
+import { streamSet, type StreamSet } from '../lib/sse.js';
+import { VARIANTS, type StreamWindowResult, type Variant, type WindowResult } from '../lib/types.js';
 import { EXT_PROC_PROCESS_PATH } from '../../src/protocol/constants.js';
 
 const MAX = 16 * 1024 * 1024;
@@ -36,7 +39,16 @@ function lease(target: string): Lease {
  * released when the exchange is done (or by the returned lease, for one that
  * is abandoned with abort()).
  */
-function start(target: string, set: MessageSet, chunking: number, cb: ExchangeCallbacks, hold = false, startedAt = performance.now(), close?: CloseMode): { x: Exchange; lease: Lease } {
+function start(
+  target: string,
+  set: MessageSet,
+  chunking: number,
+  cb: ExchangeCallbacks,
+  hold = false,
+  startedAt = performance.now(),
+  close?: CloseMode,
+  stream?: StreamingResponse,
+): { x: Exchange; lease: Lease } {
   const l = lease(target);
   const x = new Exchange(
     l.client,
@@ -52,6 +64,7 @@ function start(target: string, set: MessageSet, chunking: number, cb: ExchangeCa
     hold,
     startedAt,
     close,
+    stream,
   );
   return { x, lease: l };
 }
@@ -91,7 +104,7 @@ function window(started: number, cpu: NodeJS.CpuUsage, h: ReturnType<typeof newH
   };
 }
 
-function closed(args: Args & { concurrency: number }): Promise<WindowResult> {
+function closed(args: Args & { concurrency: number }, stream?: StreamingResponse): Promise<WindowResult> {
   const set = sets[args.variant];
   const h = newHistogram();
   const cpu = process.cpuUsage();
@@ -128,6 +141,7 @@ function closed(args: Args & { concurrency: number }): Promise<WindowResult> {
         false,
         performance.now(),
         args.close,
+        stream,
       );
     };
     for (let i = 0; i < args.concurrency; i++) next();
@@ -200,6 +214,26 @@ function rate(args: Args & { rps: number; maxInFlight?: number }): Promise<Windo
     };
     tick();
   });
+}
+
+const streamSets = new Map<number, StreamSet>();
+
+/** Closed loop of streamed responses: `requests` counts whole responses, the histograms every event. */
+async function streamed(args: Args & { concurrency: number; chunks: number }): Promise<StreamWindowResult> {
+  let ss = streamSets.get(args.chunks);
+  if (ss === undefined) streamSets.set(args.chunks, (ss = streamSet(args.chunks)));
+  const latency = newHistogram();
+  const gap = newHistogram();
+  let chunks = 0;
+  const w = await closed(args, {
+    set: ss,
+    onChunk(latencyUs, gapUs) {
+      chunks++;
+      latency.recordValue(latencyUs);
+      gap.recordValue(gapUs);
+    },
+  });
+  return { ...w, chunks, chunkLatency: encodeHistogram(latency), chunkGap: encodeHistogram(gap) };
 }
 
 interface Held {
@@ -320,6 +354,7 @@ serveRpc(
     connect: (a: Parameters<typeof connect>[0]) => connect(a),
     preflight: (a: Parameters<typeof preflight>[0]) => preflight(a),
     closed: (a: Parameters<typeof closed>[0]) => closed(a),
+    stream: (a: Parameters<typeof streamed>[0]) => streamed(a),
     rate: (a: Parameters<typeof rate>[0]) => rate(a),
     hold: (a: Parameters<typeof hold>[0]) => hold(a),
     release: (a: Parameters<typeof release>[0]) => release(a),

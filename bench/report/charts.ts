@@ -4,7 +4,7 @@
  * plus throughput vs concurrency), and the control plane's growth with size.
  */
 import { curve, decodeHistogram } from '../lib/hist.js';
-import type { BenchResults, Cell } from '../lib/types.js';
+import { STREAM_SETUPS, type BenchResults, type Cell, type StreamCell } from '../lib/types.js';
 import { renderChart, type Panel } from './svg.js';
 
 /** x = -log10(1 - p): p50 -> 0.3, p90 -> 1, p99 -> 2, p99.9 -> 3. */
@@ -59,7 +59,35 @@ export function latencyChart(r: BenchResults): string {
       })),
     });
   }
+  panels.push(...streamingPanels(r));
   return renderChart('mcip-router data path: latency distribution per set-up', caveat(r), panels, 3);
+}
+
+/** Streamed responses: per events-per-response, the hop's CPU per event and the client's inter-event gap (p99) against concurrency. */
+function streamingPanels(r: BenchResults): Panel[] {
+  const st = r.dataPath.streaming;
+  if (!st || st.cells.length === 0) return [];
+  const panels: Panel[] = [];
+  for (const chunks of [...new Set(st.cells.map((c) => c.chunks))]) {
+    const cells = st.cells.filter((c) => c.chunks === chunks);
+    const bySetup = (f: (c: StreamCell) => number | undefined) =>
+      STREAM_SETUPS.map((s) => ({ name: s, points: cells.filter((c) => c.setup === s).map((c) => [c.concurrency, f(c) ?? NaN] as [number, number]) }));
+    panels.push(
+      {
+        title: `streamed, ${chunks} events/response: hop CPU`,
+        x: { label: 'concurrent streams', log: true },
+        y: { label: 'CPU µs per event' },
+        series: bySetup((c) => c.proxy?.cpuUsPerEvent).filter((x) => x.name !== 'direct'),
+      },
+      {
+        title: `streamed, ${chunks} events/response: gap p99`,
+        x: { label: 'concurrent streams', log: true },
+        y: { label: 'ms between events (p99)', log: true },
+        series: bySetup((c) => c.gapMs.p99),
+      },
+    );
+  }
+  return panels;
 }
 
 export function controlPlaneChart(r: BenchResults): string {

@@ -1,5 +1,5 @@
 /** The Markdown summary of a run (bench/results/<date>.md). */
-import type { BenchResults, Cell, ProfileSummary } from '../lib/types.js';
+import type { BenchResults, Cell, ProfileSummary, StreamingResults } from '../lib/types.js';
 
 const n = (v: number | undefined, d = 2): string => (v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(d));
 const row = (cells: readonly (string | number)[]): string => `| ${cells.join(' | ')} |`;
@@ -22,6 +22,44 @@ function cellRows(cells: readonly Cell[]): (string | number)[][] {
     c.generatorCpuPct,
     c.errors ? `${c.errors} (${(c.firstError ?? '').slice(0, 40)})` : 0,
   ]);
+}
+
+function streamingSection(st: StreamingResults): string[] {
+  return [
+    '### Streamed responses',
+    '',
+    'Each response is N server-sent events (OpenAI-style `chat.completion.chunk`, ~220 bytes, the last `data: [DONE]`), each its own ' +
+      'response_body message, as Envoy sends an upstream SSE stream in FULL_DUPLEX_STREAMED: every event crosses the hop twice (to the EPP ' +
+      'and back as `streamed_response`). The generator sends an event when the previous one\'s echo has arrived (one event in flight per ' +
+      'stream), so "event latency" is send -> echo and "gap" the time between consecutive echoes the client sees. CPU per event is the hop ' +
+      'process\'s utime+stime over the window / events echoed.',
+    '',
+    table(
+      ['events/response', 'streams', 'set-up', 'events/s', 'responses', 'gap p50 ms', 'gap p99 ms', 'event p99 ms', 'hop CPU µs/event', 'hop CPU ms/response', 'hop CPU %', 'hop RSS MiB', 'EPP CPU µs/event', 'errors'],
+      st.cells.map((c) => [
+        c.chunks,
+        c.concurrency,
+        c.setup,
+        c.eventsPerS,
+        c.responses,
+        n(c.gapMs.p50, 3),
+        n(c.gapMs.p99, 3),
+        n(c.eventLatencyMs.p99, 3),
+        n(c.proxy?.cpuUsPerEvent, 1),
+        n(c.proxy?.cpuMsPerResponse, 2),
+        n(c.proxy?.cpuPct, 0),
+        n(c.proxy?.rssMaxMb, 0),
+        n(c.eppCpuUsPerEvent, 1),
+        c.errors ? `${c.errors} (${(c.firstError ?? '').slice(0, 40)})` : 0,
+      ]),
+    ),
+    '',
+    table(
+      ['events/response', 'streams', 'router/floor CPU per event', 'router/h2floor CPU per event', 'router added gap p50 ms', 'router added gap p99 ms', 'h2floor added gap p50 ms', 'h2floor added gap p99 ms'],
+      st.comparisons.map((c) => [c.chunks, c.concurrency, n(c.cpuOverFloor), n(c.cpuOverH2Floor), n(c.addedGapMs.p50, 3), n(c.addedGapMs.p99, 3), n(c.h2floorAddedGapMs.p50, 3), n(c.h2floorAddedGapMs.p99, 3)]),
+    ),
+    '',
+  ];
 }
 
 function profileSection(p: ProfileSummary): string {
@@ -110,6 +148,7 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
     ),
     '',
   );
+  if (dp.streaming && dp.streaming.cells.length > 0) out.push(...streamingSection(dp.streaming));
   if ((dp.closeCheck?.cells.length ?? 0) > 0) {
     out.push(`### Close mode ${dp.closeCheck.mode} (the ~2 KiB, 16-stream cell again, one round)`, '');
     out.push(

@@ -52,6 +52,56 @@ export const clusterSchema = z.strictObject({
     .prefault({}),
 });
 
+/** The data path: gRPC limits, failover, FailOpen, drain. */
+export const extProcSchema = z
+  .strictObject({
+    /** gRPC max send/receive message size, Envoy side and EPP side. A 4 MiB BUFFERED body needs more than 4 MiB. */
+    maxMessageBytes: z.number().int().min(64 * 1024).default(16 * MIB),
+    /** When an EPP returns a list of endpoints: put only the primary in the header (Envoy ORIGINAL_DST needs one ip:port) or the whole list. */
+    destinationHeader: z.enum(['primary', 'list']).default('primary'),
+    /** Time allowed to connect to an EPP before the attempt counts as failed. */
+    eppConnectTimeoutMs: z.number().int().min(1).default(2000),
+    /**
+     * Failover: how long an EPP may take to answer (request headers or an immediate response)
+     * before the next candidate is tried. In FULL_DUPLEX_STREAMED EPPs hold that answer until
+     * the request body is complete, so the time counts from the end of the request body; in
+     * the other modes from the first message. 0 disables the timeout.
+     */
+    attemptTimeoutMs: z.number().int().min(0).default(10_000),
+    /**
+     * After an EPP's first answer reached Envoy: how long it may make no progress (send
+     * nothing) while Envoy waits on it (body bytes to echo in FULL_DUPLEX_STREAMED, or a
+     * message to answer) before it counts as failed ('timeout'); the router then answers
+     * everything pending itself (the rest of the echo from its own copy) and the request
+     * goes on without the EPP. Time the router spends not reading the EPP because Envoy is
+     * slow does not count. 0 disables.
+     */
+    eppStallTimeoutMs: z.number().int().min(0).default(30_000),
+    /** Failover: request messages kept to replay to the next candidate. Past this, a request gets no failover. 0 disables failover. */
+    replayBufferBytes: z.number().int().min(0).default(8 * MIB),
+    /** Failover: candidates tried per request, the first included. */
+    maxAttempts: z.number().int().min(1).max(16).default(3),
+    /** FailOpen: how long an endpoint an EPP returned stays a fail-open destination for its pool. */
+    failOpenCacheTtlMs: z.number().int().min(0).default(300_000),
+    /** On SIGTERM, how long in-flight streams may take to finish. */
+    drainTimeoutMs: z.number().int().min(0).default(15000),
+  });
+
+/** Pool selection. A route overrides the policy with the HTTPRoute annotation mcip-router.dev/pick-policy. */
+export const pickerSchema = z
+  .strictObject({
+    defaultPolicy: z.enum(PICK_POLICIES).default('weighted'),
+    /** Over either threshold a pool is saturated: it gets new requests only when no unsaturated pool is left. */
+    saturation: z
+      .strictObject({
+        /** Average queue size per ready pod (GIE's saturation default: 5). */
+        queueSize: z.number().min(0).default(5),
+        /** Average KV-cache utilization, 0-1. */
+        kvCache: z.number().min(0).max(1).default(0.9),
+      })
+      .prefault({}),
+  });
+
 export const gatewayRefSchema = z.strictObject({
   namespace: objectName,
   name: objectName,
@@ -72,40 +122,7 @@ export const routerConfigSchema = z
     gateways: z.array(gatewayRefSchema).min(1),
     /** ClusterSet members, the local cluster included. */
     clusters: z.array(clusterSchema).min(1),
-    extProc: z
-      .strictObject({
-        /** gRPC max send/receive message size, Envoy side and EPP side. A 4 MiB BUFFERED body needs more than 4 MiB. */
-        maxMessageBytes: z.number().int().min(64 * 1024).default(16 * MIB),
-        /** When an EPP returns a list of endpoints: put only the primary in the header (Envoy ORIGINAL_DST needs one ip:port) or the whole list. */
-        destinationHeader: z.enum(['primary', 'list']).default('primary'),
-        /** Time allowed to connect to an EPP before the attempt counts as failed. */
-        eppConnectTimeoutMs: z.number().int().min(1).default(2000),
-        /**
-         * Failover: how long an EPP may take to answer (request headers or an immediate response)
-         * before the next candidate is tried. In FULL_DUPLEX_STREAMED EPPs hold that answer until
-         * the request body is complete, so the time counts from the end of the request body; in
-         * the other modes from the first message. 0 disables the timeout.
-         */
-        attemptTimeoutMs: z.number().int().min(0).default(10_000),
-        /**
-         * After an EPP's first answer reached Envoy: how long it may make no progress (send
-         * nothing) while Envoy waits on it (body bytes to echo in FULL_DUPLEX_STREAMED, or a
-         * message to answer) before it counts as failed ('timeout'); the router then answers
-         * everything pending itself (the rest of the echo from its own copy) and the request
-         * goes on without the EPP. Time the router spends not reading the EPP because Envoy is
-         * slow does not count. 0 disables.
-         */
-        eppStallTimeoutMs: z.number().int().min(0).default(30_000),
-        /** Failover: request messages kept to replay to the next candidate. Past this, a request gets no failover. 0 disables failover. */
-        replayBufferBytes: z.number().int().min(0).default(8 * MIB),
-        /** Failover: candidates tried per request, the first included. */
-        maxAttempts: z.number().int().min(1).max(16).default(3),
-        /** FailOpen: how long an endpoint an EPP returned stays a fail-open destination for its pool. */
-        failOpenCacheTtlMs: z.number().int().min(0).default(300_000),
-        /** On SIGTERM, how long in-flight streams may take to finish. */
-        drainTimeoutMs: z.number().int().min(0).default(15000),
-      })
-      .prefault({}),
+    extProc: extProcSchema.prefault({}),
     manifests: z
       .strictObject({
         /** Debounce for file change events before re-reading. */
@@ -140,21 +157,7 @@ export const routerConfigSchema = z
         maxEjectionMs: z.number().int().min(1).default(300_000),
       })
       .prefault({}),
-    /** Pool selection. A route overrides the policy with the HTTPRoute annotation mcip-router.dev/pick-policy. */
-    picker: z
-      .strictObject({
-        defaultPolicy: z.enum(PICK_POLICIES).default('weighted'),
-        /** Over either threshold a pool is saturated: it gets new requests only when no unsaturated pool is left. */
-        saturation: z
-          .strictObject({
-            /** Average queue size per ready pod (GIE's saturation default: 5). */
-            queueSize: z.number().min(0).default(5),
-            /** Average KV-cache utilization, 0-1. */
-            kvCache: z.number().min(0).max(1).default(0.9),
-          })
-          .prefault({}),
-      })
-      .prefault({}),
+    picker: pickerSchema.prefault({}),
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -13,10 +13,8 @@ import type { EppClientPool } from './epp-client.js';
 import { FailOpenEndpoints } from './fail-open.js';
 import type { DataPathObserver } from './observer.js';
 
-type FailoverKeys = 'attemptTimeoutMs' | 'eppStallTimeoutMs' | 'replayBufferBytes' | 'maxAttempts' | 'failOpenCacheTtlMs';
-
-/** The router config's `extProc` block; the failover settings default as in the schema when absent. */
-export type ExtProcSettings = Omit<RouterConfig['extProc'], FailoverKeys> & Partial<Pick<RouterConfig['extProc'], FailoverKeys>>;
+/** The router config's `extProc` block. */
+export type ExtProcSettings = RouterConfig['extProc'];
 
 export interface StreamDeps {
   readonly snapshot: () => RoutingSnapshot | undefined;
@@ -29,7 +27,7 @@ export interface StreamDeps {
   readonly signals?: SignalSource;
   /** Where attempt outcomes go (the outlier detector). */
   readonly outcomes?: OutcomeSink;
-  /** The config's `picker` block (absent: policy 'weighted', the view's own saturation flags). */
+  /** The config's `picker` block (absent: the schema's default policy, the view's own saturation flags). */
   readonly picker?: PickerSettings;
   /** FailOpen destinations: static endpoints and the recent-endpoint cache (absent: a cache only). */
   readonly failOpen?: FailOpenEndpoints;
@@ -48,7 +46,6 @@ export interface RelayContext extends AttemptSettings {
   readonly eppStallTimeoutMs: number;
 }
 
-export const DEFAULT_PICKER: PickerSettings = { defaultPolicy: 'weighted' };
 const NO_OUTCOMES: OutcomeSink = { reportSuccess() {}, reportFailure() {} };
 
 const relayContexts = new WeakMap<StreamDeps, RelayContext>();
@@ -63,12 +60,12 @@ export function relayContext(deps: StreamDeps): RelayContext {
       observer: deps.observer,
       destinationHeader: s.destinationHeader,
       outcomes: deps.outcomes ?? NO_OUTCOMES,
-      failOpen: deps.failOpen ?? new FailOpenEndpoints({ ttlMs: s.failOpenCacheTtlMs ?? 300_000 }),
+      failOpen: deps.failOpen ?? new FailOpenEndpoints({ ttlMs: s.failOpenCacheTtlMs }),
       random: deps.random,
-      attemptTimeoutMs: s.attemptTimeoutMs ?? 10_000,
-      replayBufferBytes: s.replayBufferBytes ?? 8 * 1024 * 1024,
-      maxAttempts: s.maxAttempts ?? 3,
-      eppStallTimeoutMs: s.eppStallTimeoutMs ?? 30_000,
+      attemptTimeoutMs: s.attemptTimeoutMs,
+      replayBufferBytes: s.replayBufferBytes,
+      maxAttempts: s.maxAttempts,
+      eppStallTimeoutMs: s.eppStallTimeoutMs,
     };
     relayContexts.set(deps, ctx);
   }

@@ -10,6 +10,7 @@
  * 3. endpoints listed statically for the pool (config `clusters[].failOpen.endpoints`).
  * None known: undefined (the caller answers 503).
  */
+import { DEFAULT_EXT_PROC } from '../config/defaults.js';
 import type { RouterConfig } from '../config/schema.js';
 import type { RandomSource } from '../picker/types.js';
 import { destinationOf, primaryEndpoint } from '../protocol/responses.js';
@@ -26,7 +27,7 @@ export interface FailOpenChoice {
 export interface FailOpenOptions {
   /** Static endpoints by candidate id ("cluster/namespace/pool"). */
   readonly endpoints?: ReadonlyMap<string, readonly string[]>;
-  /** How long a remembered endpoint stays usable (0: the cache is off). */
+  /** How long a remembered endpoint stays usable (0: the cache is off; absent: the schema's `extProc.failOpenCacheTtlMs`). */
   readonly ttlMs?: number;
   readonly now?: () => number;
 }
@@ -49,7 +50,7 @@ export class FailOpenEndpoints {
 
   constructor(options: FailOpenOptions = {}) {
     this.statics = options.endpoints ?? new Map();
-    this.ttlMs = options.ttlMs ?? 300_000;
+    this.ttlMs = options.ttlMs ?? DEFAULT_EXT_PROC.failOpenCacheTtlMs;
     this.now = options.now ?? Date.now;
   }
 

@@ -8,6 +8,7 @@
  * call) and reports the stream exactly once.
  */
 import type { Metadata, ServerDuplexStream } from '@grpc/grpc-js';
+import { DEFAULT_PICKER } from '../config/defaults.js';
 import { pickWith } from '../picker/pick.js';
 import { decodeRequest, peekRequest, type RequestPeek } from '../protocol/codec.js';
 import { immediateResponse } from '../protocol/responses.js';
@@ -15,7 +16,7 @@ import { EMPTY_SIGNAL_VIEW } from '../signals/types.js';
 import { matchRequest } from '../snapshot/match.js';
 import type { Candidate } from '../snapshot/types.js';
 import { requestAttributes } from './attributes.js';
-import { DEFAULT_PICKER, relayContext, type StreamDeps } from './deps.js';
+import { relayContext, type StreamDeps } from './deps.js';
 import { EppRelay } from './epp-relay.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { candidateLabels, routeLabel } from './labels.js';
@@ -33,6 +34,8 @@ type Phase =
   | { readonly t: 'closed'; readonly outcome: StreamOutcome };
 
 const FIRST: Phase = { t: 'first' };
+/** Without a `picker` block: the schema's default policy; saturation as the signal view flags it. */
+const NO_THRESHOLDS_PICKER = { defaultPolicy: DEFAULT_PICKER.defaultPolicy };
 
 export class ExtProcStream implements EnvoySide {
   private phase: Phase = FIRST;
@@ -221,7 +224,7 @@ export class ExtProcStream implements EnvoySide {
     this.route = routeLabel(match.rule);
     const deps = this.deps;
     const view = deps.signals?.view() ?? EMPTY_SIGNAL_VIEW;
-    const result = pickWith(match.rule, view, deps.random, deps.picker ?? DEFAULT_PICKER);
+    const result = pickWith(match.rule, view, deps.random, deps.picker ?? NO_THRESHOLDS_PICKER);
     deps.observer.picked((performance.now() - started) / 1000);
     switch (result.type) {
       case 'unavailable':

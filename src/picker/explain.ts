@@ -5,7 +5,8 @@
  * core as the picker (weights.ts), plus the failover order. Backs
  * /debug/pick. Not on the request path: allocates freely.
  */
-import { DEFAULT_SATURATION, type CandidateSignals, type SaturationThresholds, type SignalView } from '../signals/types.js';
+import { DEFAULT_SATURATION } from '../config/defaults.js';
+import { type CandidateSignals, type SaturationThresholds, type SignalView } from '../signals/types.js';
 import { matchRequest } from '../snapshot/match.js';
 import type { Exclusion, RouteRule, RoutingSnapshot } from '../snapshot/types.js';
 import { candidateOrder } from './order.js';

@@ -16,7 +16,8 @@
 import { EMPTY_SIGNAL_VIEW, type SaturationThresholds, type SignalView } from '../signals/types.js';
 import type { BackendGroup, Candidate, RouteRule } from '../snapshot/types.js';
 import { candidateOrder } from './order.js';
-import { DEFAULT_PICK_POLICY, type PickPolicy } from './policy.js';
+import { DEFAULT_PICKER } from '../config/defaults.js';
+import type { PickPolicy } from './policy.js';
 import type { Picked, PickerSettings, PickReason, PickResult, RandomSource } from './types.js';
 import { classOfTier, HEALTHY, nominalIndex, NONE, S, SATURATED, scan, tierWeights, UNAVAILABLE } from './weights.js';
 
@@ -87,7 +88,7 @@ export function pickOrdered(
   rule: RouteRule,
   signals: SignalView,
   random: RandomSource,
-  policy: PickPolicy = DEFAULT_PICK_POLICY,
+  policy: PickPolicy = DEFAULT_PICKER.defaultPolicy,
   thresholds?: SaturationThresholds,
 ): PickResult {
   const backends = rule.backends;

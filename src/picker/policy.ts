@@ -28,8 +28,6 @@ export type PickPolicy = (typeof PICK_POLICIES)[number];
  */
 export const PICK_POLICY_ANNOTATION = 'mcip-router.dev/pick-policy';
 
-export const DEFAULT_PICK_POLICY: PickPolicy = 'weighted';
-
 /** The policy an annotation value names (trimmed, case-insensitive), or undefined if it names none. */
 export function parsePickPolicy(value: string): PickPolicy | undefined {
   const v = value.trim().toLowerCase();

@@ -15,7 +15,8 @@
  * (unknown pods count as the mean of the known ones; none known: equally;
  * unavailable tiers: equally), times its headroom for least-loaded.
  */
-import { DEFAULT_SATURATION, type CandidateSignals, type SaturationThresholds, type SignalView } from '../signals/types.js';
+import { DEFAULT_SATURATION } from '../config/defaults.js';
+import { type CandidateSignals, type SaturationThresholds, type SignalView } from '../signals/types.js';
 import type { RouteRule } from '../snapshot/types.js';
 import type { PickPolicy } from './policy.js';
 

@@ -1,6 +1,6 @@
 /**
  * Every wire-level key the router uses, in one place
- * (see ../shared/protocol-notes.md sections 1 and 2).
+ * (docs/protocol.md §1 and §2).
  */
 
 /** Header (and envoy.lb metadata key) naming the endpoint Envoy's ORIGINAL_DST cluster routes to. */

@@ -1,6 +1,6 @@
 /**
  * Pure builders for the ProcessingResponses the router itself sends Envoy,
- * and the rewrite of an EPP's destination list (protocol-notes sections 1, 2).
+ * and the rewrite of an EPP's destination list (docs/protocol.md §1, §2).
  * Every builder returns a freshly encoded Buffer.
  */
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';

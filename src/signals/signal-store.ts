@@ -19,6 +19,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { Candidate, RoutingSnapshot } from '../snapshot/types.js';
+import { DEFAULT_SATURATION } from '../config/defaults.js';
 import { HealthProber } from './health-prober.js';
 import { MetricsScraper } from './metrics-scraper.js';
 import { OutlierDetector, type OutlierTransition } from './outlier.js';
@@ -27,7 +28,6 @@ import { planCandidate, type CandidatePlan, type Planned, type SignalsConfig } f
 import { computeSignals, type CandidateInputs } from './readiness.js';
 import { NOOP_SIGNAL_METRICS, SignalMetrics, type SignalMetricsSink } from './signal-metrics.js';
 import {
-  DEFAULT_SATURATION,
   silentLogger,
   signalView,
   systemClock,

@@ -71,13 +71,11 @@ export interface SignalLogger {
 
 export const silentLogger: SignalLogger = { info() {}, warn() {}, debug() {} };
 
-/** Saturation thresholds (GIE default queue 5 per pod, KV 0.9). */
+/** Saturation thresholds (config `picker.saturation`). */
 export interface SaturationThresholds {
   readonly queueSize: number;
   readonly kvCache: number;
 }
-
-export const DEFAULT_SATURATION: SaturationThresholds = { queueSize: 5, kvCache: 0.9 };
 
 export const UNKNOWN_SIGNALS: CandidateSignals = Object.freeze({
   ready: 'unknown',
@@ -97,5 +95,5 @@ export function signalView(entries: Iterable<readonly [string, CandidateSignals]
   });
 }
 
-/** The null view: every candidate unknown (a router without signals behaves like issue 2's weighted picker). */
+/** The null view: every candidate unknown (a router without signals picks by weight alone). */
 export const EMPTY_SIGNAL_VIEW: SignalView = signalView([]);

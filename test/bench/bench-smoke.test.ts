@@ -10,12 +10,13 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadLabel, SETUPS, type BenchResults, type Cell, type LatencySummary } from '../../bench/lib/types.js';
+import { loadLabel, SETUPS, STREAM_SETUPS, type BenchResults, type Cell, type LatencySummary } from '../../bench/lib/types.js';
 import { ROOT } from '../../bench/lib/paths.js';
 import { routerMaxRequestsPerConnection } from '../envoy/config-fixtures.js';
 
 const OPEN_STREAMS = 40;
 const ROUTE_SIZES = [10, 40];
+const STREAM_EVENTS = 32;
 
 let out: string;
 let results: BenchResults;
@@ -32,6 +33,7 @@ beforeAll(() => {
       '--warmup-ms', '20', '--measure-ms', '120',
       '--open-streams', String(OPEN_STREAMS),
       '--routes', ROUTE_SIZES.join(','), '--reload-routes', '10',
+      '--stream-chunks', String(STREAM_EVENTS), '--stream-concurrency', '1,4', '--stream-measure-ms', '250',
     ],
     { cwd: ROOT, encoding: 'utf8', timeout: 110_000 },
   );
@@ -106,6 +108,32 @@ describe('npm run bench -- --quick', () => {
     for (const c of Object.values(dp.generatorConnections ?? {})) expect(c.opened).toBeGreaterThanOrEqual(dp.connections);
   });
 
+  it('streams SSE responses through every relaying set-up: events, gaps, CPU per event, no errors', () => {
+    const st = results.dataPath.streaming!;
+    expect(st).toBeDefined();
+    expect(st.cells.map((c) => `${c.concurrency}:${c.setup}`)).toEqual(['1', '4'].flatMap((c) => STREAM_SETUPS.map((s) => `${c}:${s}`)));
+    for (const c of st.cells) {
+      const what = `${c.setup} c=${c.concurrency}`;
+      expect(c.chunks).toBe(STREAM_EVENTS);
+      expect(c.errors, `${what}: ${c.firstError ?? ''}`).toBe(0);
+      // Whole responses are whole multiples of their events; events of an unfinished response count too.
+      expect(c.responses, what).toBeGreaterThan(0);
+      expect(c.events, what).toBeGreaterThanOrEqual(c.responses * STREAM_EVENTS);
+      positive(c.eventsPerS);
+      saneLatency(c.eventLatencyMs);
+      saneLatency(c.gapMs);
+      if (c.setup === 'direct') expect(c.proxy).toBeUndefined();
+      else {
+        nonNegative(c.proxy!.cpuUsPerEvent);
+        positive(c.proxy!.rssMaxMb);
+      }
+    }
+    // CPU is sampled in 10 ms ticks: a tiny window may read 0, the router over both cells may not.
+    positive(st.cells.filter((c) => c.setup === 'router').reduce((a, c) => a + c.proxy!.cpuUsPerEvent, 0));
+    expect(st.comparisons.map((c) => c.concurrency)).toEqual([1, 4]);
+    for (const c of st.comparisons) for (const v of [c.addedGapMs.p50, c.addedGapMs.p99, c.h2floorAddedGapMs.p99]) expect(Number.isFinite(v)).toBe(true);
+  });
+
   it('holds concurrent open streams and reports RSS', () => {
     const open = results.dataPath.openStreams;
     expect(open.filter((o) => o.phase === 'fresh').map((o) => o.setup)).toEqual(['router', 'floor', 'h2floor', 'direct']);
@@ -161,6 +189,8 @@ describe('npm run bench -- --quick', () => {
     expect(items.some((i) => i.includes('RSS'))).toBe(true);
     expect(items.some((i) => i.includes('snapshot rebuild'))).toBe(true);
     expect(items.some((i) => i.includes('picker'))).toBe(true);
+    expect(items.some((i) => i.includes('router CPU per exchange / floor CPU per exchange'))).toBe(true);
+    expect(items.some((i) => i.includes('streamed responses included'))).toBe(true);
     for (const b of results.budget) expect(typeof b.pass).toBe('boolean');
     expect(stdout).toMatch(/^(PASS|MISS) {2}router p50 \/ floor p50/m);
     const files = readdirSync(out);
@@ -169,6 +199,9 @@ describe('npm run bench -- --quick', () => {
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
     expect(results.meta.quick).toBe(true);
+    const md = readFileSync(join(out, files.find((f) => f.endsWith('-quick.md'))!), 'utf8');
+    expect(md).toContain('### Streamed responses');
+    expect(svg).toContain(`streamed, ${STREAM_EVENTS} events/response: hop CPU`);
   });
 });
 

@@ -26,6 +26,7 @@ const API_VERSIONS: Record<string, string> = {
   RoleBinding: 'rbac.authorization.k8s.io/v1',
   PodDisruptionBudget: 'policy/v1',
   ServiceMonitor: 'monitoring.coreos.com/v1',
+  HorizontalPodAutoscaler: 'autoscaling/v2',
 };
 const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding']);
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -151,6 +152,32 @@ describe('optional objects', () => {
     expect(kinds({ controller: { enabled: false } })).not.toContain('Role');
     expect(kinds({ controller: { leaderElection: { enabled: false } } })).not.toContain('RoleBinding');
     expect(kinds({ rbac: { create: false }, serviceAccount: { create: false }, podDisruptionBudget: { enabled: false } })).toEqual(['ConfigMap', 'ConfigMap', 'Deployment', 'Service']);
+  });
+});
+
+describe('autoscaling', () => {
+  it('is off by default: the Deployment keeps replicaCount and no HorizontalPodAutoscaler is rendered', () => {
+    const r = renderChart({ replicaCount: 3 });
+    expect(r.objects.map((o) => o.kind)).not.toContain('HorizontalPodAutoscaler');
+    expect((find(r, 'Deployment').spec as { replicas?: number }).replicas).toBe(3);
+  });
+
+  it('on: an autoscaling/v2 HPA on CPU utilization targets the Deployment, which leaves its replica count to it', () => {
+    const r = renderChart({ replicaCount: 3, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 7, targetCPUUtilizationPercentage: 60 } });
+    const hpa = find(r, 'HorizontalPodAutoscaler');
+    const deployment = find(r, 'Deployment');
+    expect(hpa.apiVersion).toBe('autoscaling/v2');
+    expect(hpa.metadata.namespace).toBe(deployment.metadata.namespace);
+    expect(hpa.spec).toEqual({
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name },
+      minReplicas: 2,
+      maxReplicas: 7,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }],
+    });
+    expect((deployment.spec as { replicas?: number }).replicas).toBeUndefined();
+    // Utilization is measured against requests: every container must request CPU.
+    const containers = (deployment.spec as { template: { spec: { containers: { name: string; resources: { requests?: { cpu?: string } } }[] } } }).template.spec.containers;
+    for (const c of containers) expect(c.resources.requests?.cpu, c.name).toBeTruthy();
   });
 });
 

@@ -66,6 +66,9 @@ describe('values.schema.json', () => {
     ['Parent mode over the unix socket', { mode: 'Parent', envoy: { remoteGatewayCASecret: 'ca' }, router: { transport: 'unix' } }, '/router/transport '],
     ['ext_proc messages larger than the bundled Envoy accepts', { extProc: { maxMessageBytes: 32 * 1024 * 1024 } }, '/extProc/maxMessageBytes '],
     ['a Service type the chart does not render', { service: { type: 'ExternalName' } }, '/service/type '],
+    ['an autoscaling CPU target over 100%', { autoscaling: { targetCPUUtilizationPercentage: 150 } }, '/autoscaling/targetCPUUtilizationPercentage '],
+    ['an autoscaler that may scale to zero', { autoscaling: { enabled: true, minReplicas: 0 } }, '/autoscaling/minReplicas '],
+    ['a misspelt autoscaling key', { autoscaling: { maxReplica: 3 } }, '/autoscaling must NOT have additional properties'],
   ])('rejects %s', (_why, override, expected) => {
     expect(errorsFor(mergeValues(defaultValues(), override))).toContainEqual(expect.stringContaining(expected));
   });

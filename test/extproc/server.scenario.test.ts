@@ -1,4 +1,5 @@
 // The server's own surface: TLS to EPPs, unix socket listen, gRPC health, drain.
+import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,7 +76,7 @@ function bareServer(): { server: ExtProcServer; pool: EppClientPool } {
   const pool = new EppClientPool({ maxMessageBytes: 16 << 20, connectTimeoutMs: 1000 });
   const server = createExtProcServer({
     snapshot: () => undefined,
-    settings: { maxMessageBytes: 16 << 20, destinationHeader: 'primary', eppConnectTimeoutMs: 1000, drainTimeoutMs: 1000 },
+    settings: { ...DEFAULT_EXT_PROC, maxMessageBytes: 16 << 20, eppConnectTimeoutMs: 1000, drainTimeoutMs: 1000 },
     random: seededRandom(1),
     eppClients: pool,
     observer: noopObserver,

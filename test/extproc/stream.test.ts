@@ -1,5 +1,6 @@
 // The per-stream dispatcher with a scripted fake of grpc-js's server call: the exact
 // sequence of what reaches Envoy, and one report per stream whatever ends it.
+import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import { EventEmitter } from 'node:events';
 import { Metadata, status as GrpcStatus } from '@grpc/grpc-js';
 import pino from 'pino';
@@ -51,7 +52,7 @@ function setup(o: { snapshot?: boolean; mode?: 'Endpoint' | 'Parent'; signals?: 
   const snapshot = o.snapshot === false ? undefined : buildScenarioSnapshot({ mode: o.mode, eppA: '127.0.0.1:1', eppB: '127.0.0.1:2' });
   const deps: StreamDeps = {
     snapshot: () => snapshot,
-    settings: { maxMessageBytes: 1 << 24, destinationHeader: 'primary', eppConnectTimeoutMs: 100, drainTimeoutMs: 100 },
+    settings: { ...DEFAULT_EXT_PROC, maxMessageBytes: 1 << 24, eppConnectTimeoutMs: 100, drainTimeoutMs: 100 },
     random: scriptedRandom(o.random ?? [0.5]),
     eppClients: pool.asPool(),
     observer,

@@ -1,6 +1,6 @@
 // Envoy stand-in: an ext_proc *client* behaving like Envoy's ext_proc filter followed by a
 // router to an ORIGINAL_DST cluster keyed on x-gateway-destination-endpoint
-// (../shared/protocol-notes.md sections 1 and 3). One gRPC channel serves many requests.
+// (docs/protocol.md §1 and §3). One gRPC channel serves many requests.
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { getHeader, parseDestination, removeHeader, toHeaderList, type HeaderList } from './headers.js';

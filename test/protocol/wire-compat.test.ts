@@ -1,6 +1,6 @@
 /**
  * Wire compatibility of our trimmed protos with Envoy's upstream API protos
- * (the snapshot shipped in @grpc/grpc-js-xds), per protocol-notes sections 1 and 6.
+ * (the snapshot shipped in @grpc/grpc-js-xds), per docs/protocol.md §1 and §7.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -38,7 +38,7 @@ const EXT = 'envoy.service.ext_proc.v3';
 const MODE = 'envoy.extensions.filters.http.ext_proc.v3.ProcessingMode';
 const canon: protobuf.IConversionOptions = { longs: String, enums: Number, bytes: String };
 
-/** Fields upstream lacks, with the shape protocol-notes section 1 gives them. */
+/** Fields upstream lacks, with the shape docs/protocol.md §1 gives them. */
 const NEWER_FIELDS: Record<string, { id: number; type: string; oneof?: string }> = {
   [`${EXT}.ProcessingRequest.protocol_config`]: { id: 11, type: `${EXT}.ProtocolConfiguration` },
   [`${EXT}.ProtocolConfiguration.request_body_mode`]: { id: 1, type: `${MODE}.BodySendMode` },
@@ -108,14 +108,14 @@ describe('reflection: our declarations agree with upstream', () => {
         expect(NEWER_FIELDS[key], `${key} is in upstream, not a newer field`).toBeUndefined();
       } else {
         const want = NEWER_FIELDS[key];
-        expect(want, `${key} is neither upstream nor in protocol-notes`).toBeDefined();
+        expect(want, `${key} is neither upstream nor in docs/protocol.md`).toBeDefined();
         expect({ id: f.id, type: shape(f).type, oneof: f.partOf?.name }).toEqual({ oneof: undefined, ...want });
         if (up instanceof protobuf.Type) expect(up.fieldsById[f.id], `${key} number taken upstream`).toBeUndefined();
       }
     }
   });
 
-  it('declares every newer field protocol-notes lists', () => {
+  it('declares every newer field docs/protocol.md lists', () => {
     for (const key of Object.keys(NEWER_FIELDS)) {
       const at = key.lastIndexOf('.');
       expect(ours.lookupType(key.slice(0, at)).fields[key.slice(at + 1)], key).toBeDefined();
@@ -141,7 +141,7 @@ describe('reflection: our declarations agree with upstream', () => {
       if (up.values[valueName] !== undefined) {
         expect(num, key).toBe(up.values[valueName]);
       } else {
-        expect(num, `${key} is neither upstream nor in protocol-notes`).toBe(NEWER_ENUM_VALUES[key]);
+        expect(num, `${key} is neither upstream nor in docs/protocol.md`).toBe(NEWER_ENUM_VALUES[key]);
         expect(up.valuesById[num], `${key} number taken upstream`).toBeUndefined();
       }
     }

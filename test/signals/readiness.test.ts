@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ScrapeState } from '../../src/signals/metrics-scraper.js';
 import type { ProbeState } from '../../src/signals/probe-types.js';
 import { computeSignals, type CandidateInputs } from '../../src/signals/readiness.js';
-import { DEFAULT_SATURATION } from '../../src/signals/types.js';
+import { DEFAULT_SATURATION } from '../../src/config/defaults.js';
 
 const NOW = 100_000;
 const probe = (p: Partial<ProbeState>): { state: ProbeState; staleMs: number } => ({
