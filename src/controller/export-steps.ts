@@ -33,27 +33,34 @@ export async function runMemberSteps(r: MemberRun): Promise<boolean> {
   let failed = false;
   for (const step of r.plan.imports.get(r.member) ?? []) {
     if (!r.stillLeading()) return failed;
-    failed = (await guarded(r, keyOf(step.namespace, step.name), 'import', () => importStep(r, step))) || failed;
+    const outcome = await guarded(r, keyOf(step.namespace, step.name), 'import', () => importStep(r, step));
+    // An API server that does not answer: the rest of this run would only wait on it too.
+    if (outcome === 'unreachable') return true;
+    failed = outcome === 'failed' || failed;
   }
   for (const step of r.plan.pools.get(r.member) ?? []) {
     if (!r.stillLeading()) return failed;
-    failed = (await guarded(r, keyOf(step.namespace, step.name), 'pool', () => poolStep(r, step))) || failed;
+    const outcome = await guarded(r, keyOf(step.namespace, step.name), 'pool', () => poolStep(r, step));
+    if (outcome === 'unreachable') return true;
+    failed = outcome === 'failed' || failed;
   }
   return failed;
 }
 
 type StepResult = { action: string; outcome: string; why?: string };
 
-async function guarded(r: MemberRun, key: string, part: 'import' | 'pool', fn: () => Promise<StepResult | undefined>): Promise<boolean> {
+async function guarded(r: MemberRun, key: string, part: 'import' | 'pool', fn: () => Promise<StepResult | undefined>): Promise<'ok' | 'failed' | 'unreachable'> {
   try {
     const result = await fn();
     if (result) r.ledger.record(key, r.member, part, result);
-    return false;
+    return 'ok';
   } catch (err) {
-    const why = err instanceof RequestTimeoutError ? err.message : classifyError(err).message;
+    const timeout = err instanceof RequestTimeoutError;
+    const failure = timeout ? undefined : classifyError(err);
+    const why = timeout ? err.message : (failure?.message ?? String(err));
     r.ledger.record(key, r.member, part, { action: part === 'import' ? 'import' : 'pool-status', outcome: 'error', why });
     r.logger.warn({ member: r.member, object: key, part, why }, `export: ${part} ${key} in ${r.member} failed; retrying`);
-    return true;
+    return timeout || failure?.reason === 'connect' ? 'unreachable' : 'failed';
   }
 }
 

@@ -9,7 +9,8 @@ import type { ExportControllerHandle } from '../../src/controller/export-control
 import { startExportFromConfig } from '../../src/controller/export-runtime.js';
 import { EXPORT_ANNOTATION } from '../../src/model/types.js';
 import { KubeApiServer, writeKubeconfig } from '../harness/kube-apiserver.js';
-import { pool, silent } from '../sources/kubernetes/kube-fixtures.js';
+import { expect } from 'vitest';
+import { pool, silent, waitFor } from '../sources/kubernetes/kube-fixtures.js';
 
 export const EXPORTER = 'mcip-router.dev/export-controller';
 
@@ -127,4 +128,26 @@ export function rbacGrants(file: string, roleName: string): Set<string> {
     .map((d) => d.toJSON() as { kind: string; metadata: { name: string }; rules: { resources: string[]; verbs: string[] }[] })
     .find((o) => o.kind === 'ClusterRole' && o.metadata.name === roleName);
   return new Set(role?.rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${res} ${v}`))) ?? []);
+}
+
+/**
+ * Waits for `cond` and asserts it took under 1 s of the process's own time: the time the
+ * event loop was held up (a loaded machine, another test's work) is measured and left out.
+ */
+export async function withinOneSecond(cond: () => unknown, what: string): Promise<void> {
+  let lag = 0;
+  let last = performance.now();
+  const meter = setInterval(() => {
+    const now = performance.now();
+    lag += Math.max(0, now - last - 10);
+    last = now;
+  }, 10);
+  const t0 = performance.now();
+  try {
+    await waitFor(() => cond() || undefined, 15_000, what);
+  } finally {
+    clearInterval(meter);
+  }
+  const elapsed = performance.now() - t0;
+  expect(elapsed - lag, `${what}: ${Math.round(elapsed)} ms, the event loop held up ${Math.round(lag)} ms of it`).toBeLessThan(1000);
 }
