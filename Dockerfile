@@ -3,7 +3,7 @@
 #   docker build -t mcip-router:$(node -p 'require("./package.json").version') .
 
 # Build: install everything from the lockfile, compile, then drop the dev dependencies.
-FROM node:20-slim AS build
+FROM node:26-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No install scripts: none of the runtime dependencies needs one.
@@ -13,7 +13,7 @@ COPY src ./src
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 
 # Runtime: the compiled router, its production dependencies and the protos it loads at start.
-FROM node:20-slim
+FROM node:26-slim
 ENV NODE_ENV=production
 WORKDIR /app
 # A fixed non-root uid/gid (the chart's podSecurityContext runs as 10001:10001).

@@ -7,7 +7,7 @@
  *   model server of its pool;
  * - grpc.health.v1.Health on the same port.
  * - Prometheus pool metrics on their own HTTP port (label name=<pool>), from
- *   the pods' live load.
+ *   the pods' live load, under llm_d_epp_* (and the deprecated inference_pool_*).
  *
  * A real EPP learns its pods from the InferencePool selector and scrapes their
  * metrics; this one is handed its pod objects directly.
@@ -146,29 +146,30 @@ export class SimulatedEpp {
     return chosen;
   }
 
-  /** GIE's pool gauges (label name = pool), averaged over ready pods. */
+  /**
+   * The pool gauges (label name = pool), averaged over ready pods: under the
+   * current llm-d EPP names, and the deprecated GIE names EPPs still emit beside them.
+   */
   metricsText(): string {
     const pods = this.readyPods();
     const avg = (f: (p: SimulatedModelServer) => number): number =>
       pods.length === 0 ? 0 : pods.reduce((sum, p) => sum + f(p), 0) / pods.length;
     const name = `name="${this.opts.pool}"`;
-    const lines = [
-      '# HELP inference_pool_ready_pods The number of ready pods in the inference server pool.',
-      '# TYPE inference_pool_ready_pods gauge',
-      `inference_pool_ready_pods{${name}} ${pods.length}`,
-      '# HELP inference_pool_average_queue_size The average number of requests pending in the model server queue.',
-      '# TYPE inference_pool_average_queue_size gauge',
-      `inference_pool_average_queue_size{${name}} ${round(avg((p) => p.waitingRequests()))}`,
-      '# HELP inference_pool_average_kv_cache_utilization The average kv cache utilization for an inference server pool.',
-      '# TYPE inference_pool_average_kv_cache_utilization gauge',
-      `inference_pool_average_kv_cache_utilization{${name}} ${round(avg((p) => p.kvCacheUtilization()))}`,
-      '# HELP inference_pool_average_running_requests The average number of requests running in the model server.',
-      '# TYPE inference_pool_average_running_requests gauge',
-      `inference_pool_average_running_requests{${name}} ${round(avg((p) => p.runningRequests()))}`,
+    const gauges: [current: string, deprecated: string, help: string, value: number][] = [
+      ['llm_d_epp_ready_endpoints', 'inference_pool_ready_pods', 'The number of ready endpoints in the pool.', pods.length],
+      ['llm_d_epp_average_queue_size', 'inference_pool_average_queue_size', 'The average number of requests pending in the model server queue.', round(avg((p) => p.waitingRequests()))],
+      ['llm_d_epp_average_kv_cache_utilization', 'inference_pool_average_kv_cache_utilization', 'The average kv cache utilization of the pool.', round(avg((p) => p.kvCacheUtilization()))],
+      ['llm_d_epp_average_running_requests', 'inference_pool_average_running_requests', 'The average number of requests running in the model server.', round(avg((p) => p.runningRequests()))],
+    ];
+    const lines: string[] = [];
+    for (const [current, deprecated, help, value] of gauges) {
+      for (const metric of [current, deprecated]) lines.push(`# HELP ${metric} ${help}`, `# TYPE ${metric} gauge`, `${metric}{${name}} ${value}`);
+    }
+    lines.push(
       '# HELP inference_pool_per_pod_queue_size The total number of requests pending in the model server queue for each underlying pod.',
       '# TYPE inference_pool_per_pod_queue_size gauge',
       ...pods.map((p) => `inference_pool_per_pod_queue_size{${name},model_server_pod="${p.pod}"} ${p.waitingRequests()}`),
-    ];
+    );
     return `${lines.join('\n')}\n`;
   }
 }

@@ -1,12 +1,15 @@
 /**
  * Admin HTTP server: liveness, readiness, Prometheus metrics and debug views.
- * Bind it to loopback or a pod-internal address: /debug shows the routing table.
+ * /healthz, /readyz and /metrics may listen on the pod IP; the unauthenticated
+ * /debug/* pages (routing table, sources, signals) are served only on loopback
+ * unless the operator exposes them (debugPlacement).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log.js';
 import { parseListenAddress } from '../cli/listen-address.js';
+import { isLoopbackListen } from '../config/addresses.js';
 
 export type AdminHandler = (url: URL, req: IncomingMessage) => AdminReply | Promise<AdminReply>;
 
@@ -23,6 +26,34 @@ export interface AdminDeps {
   /** Extra routes, e.g. "/debug/routes". */
   readonly routes: Readonly<Record<string, AdminHandler>>;
   readonly logger: Logger;
+  /** The answer (404) to /debug/* paths this listener does not serve. */
+  readonly debugElsewhere?: string;
+}
+
+/** Where /debug/* is served: on the admin listener, on a listener of its own, or nowhere. */
+export interface DebugPlacement {
+  readonly onAdmin: boolean;
+  /** The separate debug listener (listen.debug). */
+  readonly listen?: string;
+  /** Why /debug/* is not on the admin listener, for its 404 answer. */
+  readonly reason?: string;
+}
+
+/**
+ * listen.debug, when set, serves /debug/* (the config refuses a non-loopback address
+ * there unless admin.exposeDebug). Otherwise /debug/* shares the admin listener when
+ * that is loopback (or exposeDebug is set), and is not served at all when the admin
+ * listener is reachable from the network.
+ */
+export function debugPlacement(listen: { admin: string; debug?: string | undefined }, exposeDebug: boolean): DebugPlacement {
+  if (listen.debug !== undefined) {
+    return { onAdmin: false, listen: listen.debug, reason: `/debug/* is served on the debug listener (listen.debug ${listen.debug})` };
+  }
+  if (exposeDebug || isLoopbackListen(listen.admin)) return { onAdmin: true };
+  return {
+    onAdmin: false,
+    reason: `/debug/* is not served on the non-loopback admin address ${listen.admin}: set listen.debug to a loopback address (e.g. 127.0.0.1:9902), or admin.exposeDebug: true`,
+  };
 }
 
 export interface AdminServer {
@@ -70,6 +101,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, deps: AdminDeps
     }
     const route = deps.routes[url.pathname];
     if (route) return send(res, await route(url, req));
+    if (deps.debugElsewhere !== undefined && url.pathname.startsWith('/debug/')) {
+      return send(res, { status: 404, body: `${deps.debugElsewhere}\n` });
+    }
     return send(res, { status: 404, body: `no such admin endpoint: ${url.pathname}\n` });
   } catch (err) {
     deps.logger.error({ err, path: url.pathname }, 'admin request failed');

@@ -43,3 +43,11 @@ export const ipPort = z
     if (m === null || Number(m[3]) < 1 || Number(m[3]) > 65535) return false;
     return m[1] !== undefined ? isIPv4(m[1]) : isIPv6(m[2]!);
   }, 'must be ip:port or [ipv6]:port (Envoy ORIGINAL_DST takes IP addresses only)');
+
+/** A listen address reachable only from this host (network namespace): 127.0.0.0/8, ::1, localhost or a unix socket. */
+export function isLoopbackListen(listen: string): boolean {
+  if (listen.startsWith('unix:')) return true;
+  const host = listen.slice(0, listen.lastIndexOf(':')).replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host === '::1') return true;
+  return isIPv4(host) && host.startsWith('127.');
+}

@@ -14,8 +14,6 @@ export const exportControllerSchema = z.strictObject({
   resyncMs: z.number().int().min(1000).default(60_000),
   /** After the last member stops exporting a pool: how long its InferencePoolImports stay before they are deleted. */
   withdrawalGraceMs: z.number().int().min(0).default(30_000),
-  /** Bound on each write to a member's API server; a member that does not answer delays only its own part. */
-  requestTimeoutMs: z.number().int().min(100).default(10_000),
   leaderElection: leaderElectionSchema('mcip-router-export-controller'),
 });
 

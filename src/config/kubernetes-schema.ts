@@ -19,6 +19,12 @@ export const kubernetesSourceSchema = z
     /** Client-side rate limit (token bucket) for this member's list and watch requests; absent = unlimited. */
     qps: z.number().positive().optional(),
     burst: z.number().int().min(1).optional(),
+    /** Bound on every request to this API server except watches (list pages, get, create, patch, update, delete, Leases): connect, headers and body. */
+    requestTimeoutMs: z.number().int().min(100).max(300_000).default(5_000),
+    /** A watch that delivers no byte (event or bookmark) for this long is ended and resumed from its last resourceVersion; its connect is bounded by requestTimeoutMs. */
+    watchIdleTimeoutMs: z.number().int().min(1_000).max(3_600_000).default(30_000),
+    /** Run the kubeconfig's exec / auth-provider credential plugins (commands on this host). Refused by default. */
+    allowExecPlugins: z.boolean().default(false),
   })
   .superRefine((k, ctx) => {
     if (k.inCluster && k.kubeconfig !== undefined) {
@@ -28,6 +34,9 @@ export const kubernetesSourceSchema = z
       ctx.addIssue({ code: 'custom', path: ['context'], message: 'context needs a kubeconfig (not inCluster)' });
     }
   });
+
+/** A member's Kubernetes settings before defaults (what tests and tools may hand to loadKubeConfig). */
+export type KubernetesSourceInput = z.input<typeof kubernetesSourceSchema>;
 
 /** A controller name as InferencePoolImport and InferencePool status carry it. */
 export const controllerName = z

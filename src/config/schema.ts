@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import { PICK_POLICIES } from '../picker/policy.js';
-import { addressOverrideSchema, ipPort, listenAddress, objectName } from './addresses.js';
+import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
 import { exportControllerSchema } from './export-schema.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
-import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type tlsSchema } from './signals-schema.js';
+import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
 export * from './export-schema.js';
@@ -31,7 +31,8 @@ export const failOpenSchema = z.strictObject({
     .default([]),
 });
 
-export const clusterSchema = z.strictObject({
+export const clusterSchema = z
+  .strictObject({
   name: objectName,
   manifests: manifestSourceSchema.optional(),
   /** Read this cluster from its Kubernetes API (exactly one of manifests | kubernetes). */
@@ -50,7 +51,17 @@ export const clusterSchema = z.strictObject({
       gateways: z.array(addressOverrideSchema).default([]),
     })
     .prefault({}),
-});
+  })
+  .superRefine((c, ctx) => {
+    const m = c.epp.metrics;
+    if (m.bearerTokenFile !== undefined && m.scheme === 'http' && !m.allowTokenOverPlainHttp) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['epp', 'metrics', 'bearerTokenFile'],
+        message: `cluster "${c.name}": a bearer token is not sent over plain http; set epp.metrics.scheme: https, or allowTokenOverPlainHttp: true to accept the risk`,
+      });
+    }
+  });
 
 /** The data path: gRPC limits, failover, FailOpen, drain. */
 export const extProcSchema = z
@@ -115,7 +126,23 @@ export const routerConfigSchema = z
     listen: z
       .strictObject({
         extProc: listenAddress.default('127.0.0.1:9002'),
+        /** /healthz, /readyz and /metrics; also /debug/* when this address is loopback (or admin.exposeDebug). */
         admin: listenAddress.default('127.0.0.1:9901'),
+        /** A separate listener for /debug/* only; loopback unless admin.exposeDebug. */
+        debug: listenAddress.optional(),
+      })
+      .prefault({}),
+    admin: z
+      .strictObject({
+        /** Serve the unauthenticated /debug/* pages on a non-loopback address (admin or debug listener). */
+        exposeDebug: z.boolean().default(false),
+      })
+      .prefault({}),
+    /** CA, certificate, key and token files of EPP TLS and scrapes. */
+    credentials: z
+      .strictObject({
+        /** How often the files are checked for changes; new EPP streams and scrapes use the changed files. */
+        pollIntervalMs: z.number().int().min(10).default(1000),
       })
       .prefault({}),
     /** Gateways in the local cluster whose HTTPRoutes this router serves. */
@@ -188,6 +215,10 @@ export const routerConfigSchema = z
       if (cfg.controller?.enabled === true && local && local.kubernetes === undefined) {
         ctx.addIssue({ code: 'custom', path: ['controller', 'enabled'], message: 'the import controller needs the local cluster to use a kubernetes source' });
       }
+      const debug = cfg.listen?.debug;
+      if (typeof debug === 'string' && cfg.admin?.exposeDebug !== true && !isLoopbackListen(debug)) {
+        ctx.addIssue({ code: 'custom', path: ['listen', 'debug'], message: `"${debug}" is not a loopback address; /debug/* is unauthenticated: set admin.exposeDebug: true to serve it there` });
+      }
       if (typeof cfg.clusterName === 'string' && names.size > 0 && !names.has(cfg.clusterName)) {
         ctx.addIssue({
           code: 'custom',
@@ -210,6 +241,7 @@ export function controllerEnabled(cfg: RouterConfig): boolean {
   return cfg.controller.enabled ?? local?.kubernetes !== undefined;
 }
 export type TlsConfig = z.output<typeof tlsSchema>;
+export type ScrapeTlsConfig = z.output<typeof scrapeTlsSchema>;
 export type RoutingMode = RouterConfig['mode'];
 export type EppHealthConfig = z.output<typeof eppHealthSchema>;
 export type EppMetricsConfig = z.output<typeof eppMetricsSchema>;

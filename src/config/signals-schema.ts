@@ -4,24 +4,62 @@ import { objectName } from './addresses.js';
 
 const MIB = 1024 * 1024;
 
-export const tlsSchema = z.strictObject({
-  /** Use TLS to the EPP. GIE EPPs serve TLS with a self-signed certificate by default. */
-  enabled: z.boolean().default(true),
-  /** Skip server certificate verification (EPPs self-sign by default). Ignored when caFile is set. */
-  insecureSkipVerify: z.boolean().default(true),
-  caFile: z.string().min(1).optional(),
+/** Client certificate files (mTLS): both or neither. */
+const clientCertFields = {
+  /** Client certificate (PEM) presented to the server (mTLS); needs keyFile. */
   certFile: z.string().min(1).optional(),
+  /** Private key (PEM) of certFile. */
   keyFile: z.string().min(1).optional(),
-  /** SNI / name to verify; defaults to the host of the address. */
-  serverName: z.string().min(1).optional(),
-});
+};
 
-/** Default pool metric names, newest GIE names first, then the llm-d router names. */
+function certAndKeyTogether(t: { certFile?: string | undefined; keyFile?: string | undefined }, ctx: z.RefinementCtx): void {
+  if ((t.certFile === undefined) !== (t.keyFile === undefined)) {
+    const missing = t.certFile === undefined ? 'certFile' : 'keyFile';
+    ctx.addIssue({ code: 'custom', path: [missing], message: 'certFile and keyFile must be set together (client certificate)' });
+  }
+}
+
+/**
+ * TLS to a member's EPPs. The server certificate is verified against the system CAs or
+ * caFile, for serverName; CA, certificate and key files are re-read when they change.
+ */
+export const tlsSchema = z
+  .strictObject({
+    /** Use TLS to the EPP. GIE / llm-d EPPs serve TLS (a self-signed certificate unless given one). */
+    enabled: z.boolean().default(true),
+    /** Accept any server certificate (encrypted, not authenticated). Logged as a warning at start. Ignored when caFile is set. */
+    insecureSkipVerify: z.boolean().default(false),
+    /** CA bundle (PEM) that signs the EPPs' certificates; default: the system CAs. */
+    caFile: z.string().min(1).optional(),
+    ...clientCertFields,
+    /** SNI and the name verified; default: the address's host name, or <service>.<namespace>.svc when the address is an IP. */
+    serverName: z.string().min(1).optional(),
+  })
+  .superRefine(certAndKeyTogether);
+
+/** TLS of HTTPS scrapes: verified like the EPP connection, optionally with a client certificate. */
+export const scrapeTlsSchema = z
+  .strictObject({
+    /** CA bundle (PEM) that signs the metrics endpoints' certificates; default: the system CAs. */
+    caFile: z.string().min(1).optional(),
+    /** Accept any server certificate. Logged as a warning at start. Ignored when caFile is set. */
+    insecureSkipVerify: z.boolean().default(false),
+    ...clientCertFields,
+    /** SNI and the name verified; default: the host of the scraped address. */
+    serverName: z.string().min(1).optional(),
+  })
+  .superRefine(certAndKeyTogether);
+
+/**
+ * Default pool metric names, tried in order: the current llm-d EPP names, then
+ * the deprecated names EPPs still emit beside them, then the names of the
+ * llm-d router's pre-release EPPs.
+ */
 export const DEFAULT_POOL_METRIC_NAMES = {
-  readyPods: ['inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints'],
-  queueSize: ['inference_pool_average_queue_size', 'llm_d_router_epp_average_queue_size'],
-  kvCache: ['inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization'],
-  runningRequests: ['inference_pool_average_running_requests', 'llm_d_router_epp_average_running_requests'],
+  readyPods: ['llm_d_epp_ready_endpoints', 'inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints'],
+  queueSize: ['llm_d_epp_average_queue_size', 'inference_pool_average_queue_size', 'llm_d_router_epp_average_queue_size'],
+  kvCache: ['llm_d_epp_average_kv_cache_utilization', 'inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization'],
+  runningRequests: ['llm_d_epp_average_running_requests', 'inference_pool_average_running_requests', 'llm_d_router_epp_average_running_requests'],
 } as const;
 
 const metricNameList = (defaults: readonly string[]) =>
@@ -32,9 +70,12 @@ const metricNameList = (defaults: readonly string[]) =>
 
 /** gRPC health checks of each EPP (signals). */
 export const eppHealthSchema = z.strictObject({
-  /** Port of the gRPC health service; default: the EPP's ext_proc port (GIE also serves health on 9003). */
+  /**
+   * Port of the gRPC health service; default: the EPP's ext_proc port (a stock EPP serves Health there only with
+   * --health-checking, and otherwise answers UNIMPLEMENTED: no health signal). Its health port is 9003.
+   */
   port: z.number().int().min(1).max(65535).optional(),
-  /** grpc.health.v1 service name to check (GIE's 9003 health server answers "inference-extension"). */
+  /** grpc.health.v1 service name to check; on an EPP's 9003 use "readiness" (SERVING only on the elected leader). */
   service: z.string().default('envoy.service.ext_proc.v3.ExternalProcessor'),
   /** 'inherit' uses the EPP's tls settings (as the ext_proc client); 'disabled' probes in plaintext (e.g. a separate plaintext health port). */
   tls: z.enum(['inherit', 'disabled']).default('inherit'),
@@ -50,14 +91,15 @@ export const eppMetricsSchema = z.strictObject({
   port: z.number().int().min(1).max(65535).default(9090),
   path: z.string().startsWith('/').default('/metrics'),
   scheme: z.enum(['http', 'https']).default('http'),
-  /** File holding a bearer token (e.g. a projected service-account token); re-read when it changes. */
+  /**
+   * File holding the bearer token sent with each scrape; re-read when it changes. Default for a
+   * member read from Kubernetes: that member's own credentials (its kubeconfig user's token, or
+   * the service-account token in-cluster).
+   */
   bearerTokenFile: z.string().min(1).optional(),
-  tls: z
-    .strictObject({
-      caFile: z.string().min(1).optional(),
-      insecureSkipVerify: z.boolean().default(false),
-    })
-    .prefault({}),
+  /** Send the bearer token over plain http too (stock EPPs serve token-protected /metrics without TLS). Never by default. */
+  allowTokenOverPlainHttp: z.boolean().default(false),
+  tls: scrapeTlsSchema.prefault({}),
   intervalMs: z.number().int().min(10).default(5000),
   timeoutMs: z.number().int().min(1).default(2000),
   /** A payload larger than this is a failed scrape. */

@@ -63,7 +63,7 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
   const handle = await startExportController({
     settings,
     members,
-    clientFor: (kc) => createExportClient(kc, settings.requestTimeoutMs),
+    clientFor: (kc) => createExportClient(kc),
     ...(lease ? { lease } : {}),
     logger: o.logger,
   });

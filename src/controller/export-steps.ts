@@ -9,8 +9,8 @@ import { classifyError, httpStatusOf } from '../sources/kubernetes/api-errors.js
 import type { ExportLedger } from './export-ledger.js';
 import type { ExportPlan, MemberImportStep, MemberPoolStep } from './export-plan.js';
 import { keyOf } from './export-plan.js';
-import { MAX_CONTROLLERS, MAX_PARENTS } from './import-status.js';
-import { RequestTimeoutError, writeOwnEntry, type ExportClient, type RawEntry } from './export-writer.js';
+import { MAX_CONTROLLERS } from './import-status.js';
+import { writeOwnEntry, type ExportClient, type RawEntry } from './export-writer.js';
 
 export interface MemberRun {
   readonly member: string;
@@ -27,6 +27,8 @@ export interface MemberRun {
 }
 
 const CONFLICT_RETRIES = 5;
+/** InferencePool (v1) status.parents maxItems. */
+const MAX_POOL_PARENTS = 32;
 
 /** Returns true when a step failed (the caller retries later). */
 export async function runMemberSteps(r: MemberRun): Promise<boolean> {
@@ -55,12 +57,11 @@ async function guarded(r: MemberRun, key: string, part: 'import' | 'pool', fn: (
     if (result) r.ledger.record(key, r.member, part, result);
     return 'ok';
   } catch (err) {
-    const timeout = err instanceof RequestTimeoutError;
-    const failure = timeout ? undefined : classifyError(err);
-    const why = timeout ? err.message : (failure?.message ?? String(err));
+    const failure = classifyError(err);
+    const why = failure.message;
     r.ledger.record(key, r.member, part, { action: part === 'import' ? 'import' : 'pool-status', outcome: 'error', why });
     r.logger.warn({ member: r.member, object: key, part, why }, `export: ${part} ${key} in ${r.member} failed; retrying`);
-    return timeout || failure?.reason === 'connect' ? 'unreachable' : 'failed';
+    return failure.reason === 'timeout' || failure.reason === 'connect' ? 'unreachable' : 'failed';
   }
 }
 
@@ -136,7 +137,7 @@ async function poolStep(r: MemberRun, step: MemberPoolStep): Promise<StepResult 
     field: 'parents',
     isOurs: ours,
     desired: entry as unknown as RawEntry | undefined,
-    maxEntries: MAX_PARENTS,
+    maxEntries: MAX_POOL_PARENTS,
     now: r.now(),
     retries: CONFLICT_RETRIES,
   });

@@ -8,8 +8,8 @@
  *   read. Merge-patches carry the read resourceVersion; a 409 re-reads and retries.
  * - A delete carries the read resourceVersion as a precondition, so an import
  *   another controller just claimed is not deleted from under it.
- * - Every request is bounded by a timeout: a member that does not answer delays
- *   only its own part.
+ * - Every request is bounded (the member's kubernetes.requestTimeoutMs, applied by
+ *   its KubeConfig): a member that does not answer delays only its own part.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
@@ -33,31 +33,14 @@ export interface ExportClient {
   patchStatus(kind: 'InferencePool' | 'InferencePoolImport', namespace: string, name: string, patch: object): Promise<void>;
 }
 
-export class RequestTimeoutError extends Error {
-  override readonly name = 'RequestTimeoutError';
-}
-
-/** Rejects with RequestTimeoutError after `ms`; the request itself is abandoned. */
-export async function withTimeout<T>(what: string, ms: number, p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RequestTimeoutError(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-export function createExportClient(kc: KubeConfig, timeoutMs: number): ExportClient {
+export function createExportClient(kc: KubeConfig): ExportClient {
   const api = kc.makeApiClient(CustomObjectsApi);
   const target = (s: ResourceSpec, namespace: string, name: string) => ({ group: s.group, version: s.version, plural: s.plural, namespace, name });
   const imports = RESOURCE_SPECS.InferencePoolImport;
   return {
     async get(kind, namespace, name) {
       try {
-        return (await withTimeout(`GET ${kind} ${namespace}/${name}`, timeoutMs, api.getNamespacedCustomObjectStatus(target(RESOURCE_SPECS[kind], namespace, name)))) as RawStatusObject;
+        return (await api.getNamespacedCustomObjectStatus(target(RESOURCE_SPECS[kind], namespace, name))) as RawStatusObject;
       } catch (err) {
         if (httpStatusOf(err) === 404) return undefined;
         throw err;
@@ -66,15 +49,15 @@ export function createExportClient(kc: KubeConfig, timeoutMs: number): ExportCli
     async createImport(namespace, name) {
       const body = { apiVersion: imports.apiVersion, kind: imports.kind, metadata: { namespace, name } };
       const { group, version, plural } = imports;
-      await withTimeout(`create InferencePoolImport ${namespace}/${name}`, timeoutMs, api.createNamespacedCustomObject({ group, version, plural, namespace, body }));
+      await api.createNamespacedCustomObject({ group, version, plural, namespace, body });
     },
     async deleteImport(namespace, name, resourceVersion) {
       const body = resourceVersion !== undefined ? { preconditions: { resourceVersion } } : {};
-      await withTimeout(`delete InferencePoolImport ${namespace}/${name}`, timeoutMs, api.deleteNamespacedCustomObject({ ...target(imports, namespace, name), body }));
+      await api.deleteNamespacedCustomObject({ ...target(imports, namespace, name), body });
     },
     async patchStatus(kind, namespace, name, body) {
       const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-      await withTimeout(`patch ${kind} ${namespace}/${name} status`, timeoutMs, api.patchNamespacedCustomObjectStatus({ ...target(RESOURCE_SPECS[kind], namespace, name), body }, options));
+      await api.patchNamespacedCustomObjectStatus({ ...target(RESOURCE_SPECS[kind], namespace, name), body }, options);
     },
   };
 }

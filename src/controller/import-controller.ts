@@ -39,8 +39,6 @@ export interface ReconcileReport {
   /** Why nothing was done, when nothing was done. */
   readonly skipped?: 'not-leader' | 'no-snapshot' | 'local-stale' | 'stopped';
   readonly results: readonly WriteResult[];
-  /** Imports whose parents were cut to 32. */
-  readonly truncated: readonly { readonly import: string; readonly dropped: number }[];
 }
 
 export interface ImportControllerHandle {
@@ -89,24 +87,19 @@ export async function startImportController(o: ImportControllerOptions): Promise
   const isLeader = (): boolean => !stopped && (elector ? elector.isLeader() : true);
 
   const reconcileOnce = async (): Promise<ReconcileReport> => {
-    if (stopped) return { skipped: 'stopped', results: [], truncated: [] };
-    if (!isLeader()) return { skipped: 'not-leader', results: [], truncated: [] };
+    if (stopped) return { skipped: 'stopped', results: [] };
+    if (!isLeader()) return { skipped: 'not-leader', results: [] };
     const snapshot = o.getSnapshot();
     const local = o.getLocalState();
-    if (!snapshot || !local) return { skipped: 'no-snapshot', results: [], truncated: [] };
-    if (local.stale) return { skipped: 'local-stale', results: [], truncated: [] };
+    if (!snapshot || !local) return { skipped: 'no-snapshot', results: [] };
+    if (local.stale) return { skipped: 'local-stale', results: [] };
     const imports = local.objects.filter((x): x is InferencePoolImport => x.kind === 'InferencePoolImport');
     const byKey = new Map(imports.map((i) => [`${i.metadata.namespace}/${i.metadata.name}`, i]));
     const plans = planImportStatuses({ controllerName: settings.name, imports, routes: snapshot.routes, now: rfc3339(o.now?.() ?? new Date()) });
     const results: WriteResult[] = [];
-    const truncated: { import: string; dropped: number }[] = [];
     for (const plan of plans) {
       if (!isLeader()) break;
       const key = `${plan.namespace}/${plan.name}`;
-      if (plan.droppedParents > 0) {
-        truncated.push({ import: key, dropped: plan.droppedParents });
-        log.warn({ import: key, dropped: plan.droppedParents }, `InferencePoolImport ${key}: more than 32 parents; the rest are not listed`);
-      }
       try {
         const r = await writer.apply(plan, byKey.get(key));
         counts[r.outcome]++;
@@ -117,7 +110,7 @@ export async function startImportController(o: ImportControllerOptions): Promise
         scheduleRetry();
       }
     }
-    return { results, truncated };
+    return { results };
   };
 
   const run = (): Promise<ReconcileReport> => {

@@ -1,31 +1,38 @@
 /**
  * The import-controller duty, as a pure function: for every local
- * InferencePoolImport, OUR desired `status.controllers[]` entry.
+ * InferencePoolImport, OUR desired `status.controllers[]` entry, in the
+ * upstream condition vocabulary.
  *
  * - Referenced = a backendRef of an HTTPRoute attached to a Gateway the router
  *   serves (the snapshot's routes) names the import. Unreferenced imports that
  *   still carry our entry get a plan to remove it.
- * - parents[] = those Gateways, each with Accepted (True when at least one
- *   exporting cluster is usable; False NoExportingClusters / NoUsableClusters)
- *   and ResolvedRefs (False naming the snapshot's exclusions), observedGeneration
- *   = the import's metadata.generation, lastTransitionTime kept while the
- *   condition's status does not change.
+ * - parents[] = those Gateways, each with Accepted (True, reason Accepted: the
+ *   Gateway routes to the import) and ResolvedRefs (True, reason ResolvedRefs,
+ *   when every exporting cluster resolves to an EPP; else False, reason
+ *   InvalidExtensionRef, naming what does not resolve or that nothing exports).
+ * - conditions[] (controller level) = Accepted: True (reason Accepted) when the
+ *   import is ready to be used (at least one exporting cluster is routable),
+ *   else False (reason InvalidExtensionRef).
+ * - observedGeneration = the import's metadata.generation; lastTransitionTime
+ *   is kept while the condition's status does not change.
  */
 import type { Condition, ImportController, InferencePoolImport, ParentStatus } from '../model/types.js';
 import { GROUP_GATEWAY, GROUP_INFERENCE_X } from '../model/types.js';
 import type { BackendGroup, Exclusion, RouteSummary } from '../snapshot/types.js';
 
-/** Upstream CRD limits. */
+/** Upstream CRD limit on status.controllers[]. */
 export const MAX_CONTROLLERS = 8;
-export const MAX_PARENTS = 32;
 const MAX_MESSAGE = 32_768;
 
+/** Condition reasons (GIE InferencePool/InferencePoolImport vocabulary). */
 export const REASON = {
   Accepted: 'Accepted',
-  NoExportingClusters: 'NoExportingClusters',
-  NoUsableClusters: 'NoUsableClusters',
   ResolvedRefs: 'ResolvedRefs',
+  InvalidExtensionRef: 'InvalidExtensionRef',
 } as const;
+
+/** The snapshot's exclusion reason for an import no cluster exports. */
+const NO_EXPORTING_CLUSTERS = 'NoExportingClusters';
 
 /** Exclusions that mean "this reference is not ours to serve", not "unresolved". */
 const NOT_A_REFERENCE = new Set(['RefNotPermitted', 'InvalidKind']);
@@ -50,6 +57,7 @@ export interface RawParentStatus {
 export interface RawControllerEntry {
   name: string;
   parents: RawParentStatus[];
+  conditions: RawCondition[];
 }
 
 export interface ImportStatusPlan {
@@ -57,8 +65,6 @@ export interface ImportStatusPlan {
   readonly name: string;
   /** undefined: our entry must not exist (the import is not referenced). */
   readonly desired: RawControllerEntry | undefined;
-  /** Parents beyond the 32-entry limit that were left out. */
-  readonly droppedParents: number;
 }
 
 export interface PlanInput {
@@ -105,39 +111,65 @@ export function planImportStatuses(input: PlanInput): ImportStatusPlan[] {
     const ours = imp.status.controllers.find((c) => c.name === input.controllerName);
     const byParent = uses.get(nsName(namespace, name));
     if (!byParent || byParent.size === 0) {
-      if (ours) plans.push({ namespace, name, desired: undefined, droppedParents: 0 });
+      if (ours) plans.push({ namespace, name, desired: undefined });
       continue;
     }
-    const parentKeys = [...byParent.keys()].sort();
-    const kept = parentKeys.slice(0, MAX_PARENTS);
-    const parents = kept.map((p) => parentStatus(input.controllerName, p, byParent.get(p)?.groups ?? [], generation));
-    const desired = withTransitionTimes({ name: input.controllerName, parents }, ours ? entryFromModel(ours) : undefined, input.now);
-    plans.push({ namespace, name, desired, droppedParents: parentKeys.length - kept.length });
+    const gen = generation !== undefined ? { observedGeneration: generation } : {};
+    const parents = [...byParent.keys()].sort().map((p) => parentStatus(input.controllerName, p, resolution(byParent.get(p)?.groups ?? []), gen));
+    const conditions = [readiness(resolution([...byParent.values()].flatMap((u) => u.groups)), gen)];
+    const desired = withTransitionTimes({ name: input.controllerName, parents, conditions }, ours ? entryFromModel(ours) : undefined, input.now);
+    plans.push({ namespace, name, desired });
   }
   return plans;
 }
 
-function parentStatus(controllerName: string, parent: string, groups: readonly BackendGroup[], generation: number | undefined): RawParentStatus {
-  const [namespace = '', name = ''] = parent.split('/');
+/** What the backend groups that name an import resolve to. */
+interface Resolution {
+  /** Exporting clusters with a usable candidate, sorted. */
+  readonly clusters: readonly string[];
+  /** Why the others are not usable (nothing exports it, or a cluster's EPP does not resolve). */
+  readonly problem: string | undefined;
+}
+
+function resolution(groups: readonly BackendGroup[]): Resolution {
   const clusters = [...new Set(groups.flatMap((g) => g.candidates.map((c) => c.cluster)))].sort();
   const exclusions = dedupe(groups.flatMap((g) => g.excluded));
-  const noExporters = exclusions.some((e) => e.reason === REASON.NoExportingClusters);
-  const unresolved = exclusions.filter((e) => e.reason !== REASON.NoExportingClusters);
-  const gen = generation !== undefined ? { observedGeneration: generation } : {};
-  const accepted: RawCondition =
-    clusters.length > 0
-      ? { type: 'Accepted', status: 'True', reason: REASON.Accepted, message: `routable via exporting cluster(s): ${clusters.join(', ')}`, ...gen, lastTransitionTime: '' }
-      : noExporters || unresolved.length === 0
-        ? { type: 'Accepted', status: 'False', reason: REASON.NoExportingClusters, message: 'no cluster exports this pool yet (status.controllers[].exportingClusters is empty)', ...gen, lastTransitionTime: '' }
-        : { type: 'Accepted', status: 'False', reason: REASON.NoUsableClusters, message: `no exporting cluster is usable: ${describe(unresolved)}`, ...gen, lastTransitionTime: '' };
-  const resolved: RawCondition =
-    unresolved.length === 0
-      ? { type: 'ResolvedRefs', status: 'True', reason: REASON.ResolvedRefs, message: 'every exporting cluster resolves to an EPP (and parent, in Parent mode)', ...gen, lastTransitionTime: '' }
-      : { type: 'ResolvedRefs', status: 'False', reason: unresolved[0]?.reason ?? 'Unresolved', message: describe(unresolved), ...gen, lastTransitionTime: '' };
+  const unresolved = exclusions.filter((e) => e.reason !== NO_EXPORTING_CLUSTERS);
+  if (unresolved.length > 0) return { clusters, problem: describe(unresolved) };
+  if (clusters.length === 0) return { clusters, problem: 'no cluster exports this pool yet (status.controllers[].exportingClusters is empty)' };
+  return { clusters, problem: undefined };
+}
+
+type Generation = { observedGeneration?: number };
+
+const condition = (type: string, ok: boolean, reason: string, message: string, gen: Generation): RawCondition => ({
+  type,
+  status: ok ? 'True' : 'False',
+  reason,
+  message,
+  ...gen,
+  lastTransitionTime: '',
+});
+
+/** Controller-level Accepted: the import is ready to be used when some exporting cluster is routable. */
+function readiness(r: Resolution, gen: Generation): RawCondition {
+  return r.clusters.length > 0
+    ? condition('Accepted', true, REASON.Accepted, `ready: routable via exporting cluster(s) ${r.clusters.join(', ')}`, gen)
+    : condition('Accepted', false, REASON.InvalidExtensionRef, `not routable: ${r.problem ?? 'no usable exporting cluster'}`, gen);
+}
+
+function parentStatus(controllerName: string, parent: string, r: Resolution, gen: Generation): RawParentStatus {
+  const [namespace = '', name = ''] = parent.split('/');
+  const via = r.clusters.length > 0 ? `routable via exporting cluster(s) ${r.clusters.join(', ')}` : 'no exporting cluster is routable';
   return {
     parentRef: { group: GROUP_GATEWAY, kind: 'Gateway', namespace, name },
     controllerName,
-    conditions: [accepted, resolved],
+    conditions: [
+      condition('Accepted', true, REASON.Accepted, `an HTTPRoute attached to this Gateway routes to the import; ${via}`, gen),
+      r.problem === undefined
+        ? condition('ResolvedRefs', true, REASON.ResolvedRefs, 'every exporting cluster resolves to an EPP (and parent, in Parent mode)', gen)
+        : condition('ResolvedRefs', false, REASON.InvalidExtensionRef, r.problem, gen),
+    ],
   };
 }
 
@@ -154,30 +186,27 @@ function describe(exclusions: readonly Exclusion[]): string {
 
 /**
  * Fills lastTransitionTime: the previous entry's time for a condition (same
- * parent, same type) whose status did not change, else `now`.
+ * place, same type) whose status did not change, else `now`.
  */
 export function withTransitionTimes(entry: RawControllerEntry, previous: RawControllerEntry | undefined, now: string): RawControllerEntry {
   const prevParent = (p: RawParentStatus): RawParentStatus | undefined =>
     previous?.parents.find((q) => q.parentRef.namespace === p.parentRef.namespace && q.parentRef.name === p.parentRef.name && q.parentRef.kind === p.parentRef.kind);
+  const carry = (conditions: readonly RawCondition[], before: readonly RawCondition[] | undefined): RawCondition[] =>
+    conditions.map((c) => {
+      const old = before?.find((o) => o.type === c.type);
+      const keep = old !== undefined && old.status === c.status && old.lastTransitionTime !== '';
+      return { ...c, lastTransitionTime: keep ? old.lastTransitionTime : now };
+    });
   return {
     name: entry.name,
-    parents: entry.parents.map((p) => {
-      const prev = prevParent(p);
-      return {
-        ...p,
-        conditions: p.conditions.map((c) => {
-          const old = prev?.conditions.find((o) => o.type === c.type);
-          const keep = old !== undefined && old.status === c.status && old.lastTransitionTime !== '';
-          return { ...c, lastTransitionTime: keep ? old.lastTransitionTime : now };
-        }),
-      };
-    }),
+    parents: entry.parents.map((p) => ({ ...p, conditions: carry(p.conditions, prevParent(p)?.conditions) })),
+    conditions: carry(entry.conditions, previous?.conditions),
   };
 }
 
 /** Our entry as the decoder saw it, in the raw shape (for comparison and time carry-over). */
 export function entryFromModel(c: ImportController): RawControllerEntry {
-  return { name: c.name, parents: c.parents.map(parentFromModel) };
+  return { name: c.name, parents: c.parents.map(parentFromModel), conditions: c.conditions.map(conditionFromModel) };
 }
 
 function parentFromModel(p: ParentStatus): RawParentStatus {

@@ -3,8 +3,8 @@
  * settings), shared by all streams to that EPP, and raw (identity-serialized)
  * ext_proc calls on it so messages pass through byte for byte.
  */
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { checkServerIdentity } from 'node:tls';
 import {
   Client,
   Metadata,
@@ -15,6 +15,7 @@ import {
   type ClientDuplexStream,
 } from '@grpc/grpc-js';
 import type { TlsConfig } from '../config/schema.js';
+import { CredentialFiles } from '../credentials/credential-files.js';
 import { EXT_PROC_PROCESS_PATH } from '../protocol/constants.js';
 import type { EppTarget } from '../snapshot/types.js';
 import { ErrorCode, RouterError } from './errors.js';
@@ -29,14 +30,18 @@ export interface EppClientPoolOptions {
   readonly connectTimeoutMs: number;
   /** HTTP/2 keepalive ping interval on EPP connections (default 60 s; Go servers punish pings more often on idle connections). */
   readonly keepaliveTimeMs?: number;
-  /** Reads CA / certificate / key files (injectable for tests). */
-  readonly readFile?: (path: string) => Buffer;
+  /** CA / certificate / key files, watched for rotation (default: read once, never re-read). */
+  readonly files?: CredentialFiles;
 }
 
 interface Entry {
   readonly key: string;
   readonly client: Client;
   closed: boolean;
+  /** files.generation when the entry was last known current. */
+  generation: number;
+  /** The file contents its credentials were built from (CredentialFiles replaces a Buffer when the file changes). */
+  readonly material: ReadonlyMap<string, Buffer>;
 }
 
 const identity = (b: Buffer): Buffer => b;
@@ -85,8 +90,13 @@ export function targetKey(target: EppTarget): string {
   ].join('|');
 }
 
-/** Builds the channel credentials for an EPP's TLS settings. Throws a RouterError on unusable settings. */
-export function channelCredentials(tls: TlsConfig, readFile: (path: string) => Buffer): ChannelCredentials {
+/**
+ * Builds the channel credentials for an EPP's TLS settings: the server certificate is
+ * verified (CA file or system roots) unless insecureSkipVerify is set without a CA file.
+ * Throws a RouterError on unusable settings. `verifyHost`: the name or IP the certificate
+ * is verified against when it is not the name sent as SNI (see identityHostFor).
+ */
+export function channelCredentials(tls: TlsConfig, readFile: (path: string) => Buffer, verifyHost?: string): ChannelCredentials {
   if (!tls.enabled) return credentials.createInsecure();
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
     throw new RouterError(ErrorCode.EppUnavailable, 'EPP TLS: certFile and keyFile must be set together');
@@ -105,28 +115,50 @@ export function channelCredentials(tls: TlsConfig, readFile: (path: string) => B
   const key = read('keyFile', tls.keyFile);
   const cert = read('certFile', tls.certFile);
   if (ca === null && tls.insecureSkipVerify) {
-    // EPPs serve self-signed certificates by default: encrypt, but accept any certificate.
+    // The member chose to accept any certificate (logged at start): encrypted, not authenticated.
     return credentials.createSsl(null, key, cert, {
       rejectUnauthorized: false,
       checkServerIdentity: () => undefined,
     });
   }
   // Verify against the CA file, or the system roots when no CA file is given.
-  return credentials.createSsl(ca, key, cert);
+  if (verifyHost === undefined) return credentials.createSsl(ca, key, cert);
+  return credentials.createSsl(ca, key, cert, { checkServerIdentity: (_sni, c) => checkServerIdentity(verifyHost, c) });
+}
+
+/** The TLS names of a channel: the SNI to send instead of the host, and the identity to verify when it is not the SNI. */
+export interface TlsNames {
+  readonly sni?: string;
+  readonly verifyHost?: string;
 }
 
 /**
- * The TLS server name (SNI, and the name verified) when it is not the address's host:
- * the configured serverName; or, when verification is off and the host is an IP, the
- * Service's DNS name, since an IP is not a valid SNI (RFC 6066) and Node warns about it.
+ * The TLS names for a channel to `host` (a name, an IP, or "[v6]"): a configured serverName
+ * is sent and verified. An IP is not a valid SNI (RFC 6066; Node 24 warns, Node 26 refuses
+ * to connect), so to an IP `ipSni` is sent instead, and a verified certificate must still
+ * match the IP (its IP SAN), as when the IP was the server name. A DNS host is left as is.
  */
-export function serverNameFor(target: EppTarget): string | undefined {
-  const tls = target.tls;
-  if (!tls.enabled) return undefined;
-  if (tls.serverName) return tls.serverName;
+export function tlsNames(host: string, tls: TlsConfig, ipSni: string): TlsNames {
+  if (!tls.enabled) return {};
+  if (tls.serverName) return { sni: tls.serverName };
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (isIP(bare) === 0) return {};
   const verifying = tls.caFile !== undefined || !tls.insecureSkipVerify;
-  if (verifying || isIP(target.host.replace(/^\[|\]$/g, '')) === 0) return undefined;
-  return `${target.service.name}.${target.service.namespace}.svc`;
+  return verifying ? { sni: ipSni, verifyHost: bare } : { sni: ipSni };
+}
+
+/** The SNI sent to an EPP when it is not the address's host (an IP: the Service's DNS name). */
+export function serverNameFor(target: EppTarget): string | undefined {
+  return eppTlsNames(target).sni;
+}
+
+/** What a verified certificate must match when it is not the SNI (an IP host). */
+export function identityHostFor(target: EppTarget): string | undefined {
+  return eppTlsNames(target).verifyHost;
+}
+
+function eppTlsNames(target: EppTarget): TlsNames {
+  return tlsNames(target.host, target.tls, `${target.service.name}.${target.service.namespace}.svc`);
 }
 
 export class EppClientPool {
@@ -134,11 +166,11 @@ export class EppClientPool {
   /** Snapshot targets are immutable and reused by every request: cache their entry by identity. */
   private byTarget = new WeakMap<EppTarget, Entry>();
   private readonly channelOptions: ChannelOptions;
-  private readonly readFile: (path: string) => Buffer;
+  private readonly files: CredentialFiles;
   private closed = false;
 
   constructor(private readonly options: EppClientPoolOptions) {
-    this.readFile = options.readFile ?? ((path) => readFileSync(path));
+    this.files = options.files ?? new CredentialFiles({ pollIntervalMs: 0 });
     this.channelOptions = {
       'grpc.max_receive_message_length': options.maxMessageBytes,
       'grpc.max_send_message_length': options.maxMessageBytes,
@@ -229,21 +261,33 @@ export class EppClientPool {
     this.byTarget = new WeakMap();
   }
 
+  /**
+   * The target's channel. When a watched CA / certificate / key file changed since the
+   * channel was built, the next stream gets a new channel with the new material; streams
+   * on the old channel finish on it.
+   */
   private entryFor(target: EppTarget): Entry {
+    const generation = this.files.generation;
     const cached = this.byTarget.get(target);
-    if (cached && !cached.closed) return cached;
+    if (cached && !cached.closed && cached.generation === generation) return cached;
     if (this.closed) throw new RouterError(ErrorCode.EppUnavailable, 'EPP client pool is closed');
     const key = targetKey(target);
     let entry = this.byKey.get(key);
+    if (entry && entry.generation !== generation && !this.files.unchanged(entry.material)) {
+      this.evict(key, entry);
+      entry = undefined;
+    }
     if (!entry) {
-      const creds = channelCredentials(target.tls, this.readFile);
+      const { read, material } = this.files.recorder();
+      const creds = channelCredentials(target.tls, read, identityHostFor(target));
       const options: ChannelOptions = { ...this.channelOptions };
       const sni = serverNameFor(target);
       if (sni !== undefined) options['grpc.ssl_target_name_override'] = sni;
       if (target.tls.enabled && target.tls.serverName) options['grpc.default_authority'] = target.tls.serverName;
-      entry = { key, client: new Client(target.address, creds, options), closed: false };
+      entry = { key, client: new Client(target.address, creds, options), closed: false, generation, material };
       this.byKey.set(key, entry);
     }
+    entry.generation = generation;
     this.byTarget.set(target, entry);
     return entry;
   }

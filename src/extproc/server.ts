@@ -10,6 +10,10 @@ import { ExtProcStream, type StreamDeps } from './stream.js';
 
 export type ExtProcDeps = StreamDeps;
 
+/** RST_STREAMs per connection the HTTP/2 server takes at once, and per second after that (see acceptEnvoyResets). */
+const STREAM_RESET_BURST = 50_000;
+const STREAM_RESET_RATE = 20_000;
+
 export interface ExtProcServer {
   /** Binds "host:port" (port 0 picks one) or "unix:/path"; resolves to "host:port" with the real port, or the unix address. */
   bind(address: string): Promise<string>;
@@ -30,6 +34,9 @@ export function createExtProcServer(deps: ExtProcDeps): ExtProcServer {
     // Channelz stays on here: with it off, grpc-js's forceShutdown no longer reaches open
     // sessions, and a drain that times out could not cut the streams that are left.
   });
+  if (!acceptEnvoyResets(server)) {
+    deps.logger.warn('grpc-js no longer exposes its HTTP/2 server options: Envoy connections are cut after 1,000 streams');
+  }
   const health = new HealthState();
   const streams = new Set<ExtProcStream>();
   const onClosed = (s: ExtProcStream): void => {
@@ -102,6 +109,25 @@ export function createExtProcServer(deps: ExtProcDeps): ExtProcServer {
       return stopped;
     },
   };
+}
+
+/**
+ * Envoy ends every ext_proc stream with an RST_STREAM, so on one connection the resets
+ * arrive at Envoy's request rate. nghttp2's rapid-reset guard (a burst of 1,000 resets per
+ * connection, refilled at 33/s) would answer GOAWAY(INTERNAL_ERROR) as soon as Envoy sends
+ * more than that, and every stream in flight on the connection would fail: the requests an
+ * EPP failure is failing over, too. Node 22+ lets a server raise the limit (streamResetBurst,
+ * streamResetRate); grpc-js does not pass them through, so they go on the options it creates
+ * its HTTP/2 servers with. The limit stays far above what the router can serve on one
+ * connection, so a client that resets faster than that is still cut off.
+ * Returns false when grpc-js has no such options (a grpc-js change: tests catch it).
+ */
+function acceptEnvoyResets(server: Server): boolean {
+  const options = (server as unknown as { commonServerOptions?: Record<string, unknown> }).commonServerOptions;
+  if (typeof options !== 'object' || options === null) return false;
+  options.streamResetBurst = STREAM_RESET_BURST;
+  options.streamResetRate = STREAM_RESET_RATE;
+  return true;
 }
 
 /** A unix socket file left by a previous process would make the bind fail: remove it (sockets only). */

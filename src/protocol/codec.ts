@@ -202,10 +202,6 @@ export function peekRequest(buf: Uint8Array): RequestPeek {
   return result;
 }
 
-export function peekRequestCase(buf: Uint8Array): RequestCase {
-  return peekRequest(buf).case;
-}
-
 /** Which member of ProcessingResponse.response is set; for body responses, the streamed_response flags. */
 export function peekResponse(buf: Uint8Array): ResponsePeek {
   const r = protobuf.Reader.create(buf);
@@ -238,10 +234,6 @@ export function peekResponse(buf: Uint8Array): ResponsePeek {
   return result;
 }
 
-export function peekResponseCase(buf: Uint8Array): ResponseCase {
-  return peekResponse(buf).case;
-}
-
 // ---------------------------------------------------------------------------
 // Headers
 
@@ -265,19 +257,4 @@ export function headerValue(headers: Headers, name: string): string | undefined 
     if (h.key.toLowerCase() === wanted) return headerText(h);
   }
   return undefined;
-}
-
-/**
- * All headers keyed by lower-cased name, for route matching. Repeated headers
- * are joined with "," as Envoy's header matchers see them.
- */
-export function headerLookup(headers: Headers): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const h of entries(headers)) {
-    const key = h.key.toLowerCase();
-    const value = headerText(h);
-    const prev = out.get(key);
-    out.set(key, prev === undefined ? value : `${prev},${value}`);
-  }
-  return out;
 }

@@ -15,13 +15,9 @@ export const DESTINATION_KIND_HEADER = 'x-mcip-destination-kind';
 export const DESTINATION_KIND_PARENT = 'parent';
 /** Metadata key (namespace envoy.lb) the gateway uses to tell an EPP which endpoint served a response. */
 export const DESTINATION_ENDPOINT_SERVED_KEY = 'x-gateway-destination-endpoint-served';
-/** Metadata key (namespace envoy.lb.subset_hint) holding the ip:port list an EPP must pick from. */
-export const DESTINATION_ENDPOINT_SUBSET_KEY = 'x-gateway-destination-endpoint-subset';
 
 /** Dynamic-metadata namespace of the destination endpoint and the served endpoint. */
 export const LB_METADATA_NAMESPACE = 'envoy.lb';
-/** Metadata-context namespace of the subset hint. */
-export const SUBSET_HINT_NAMESPACE = 'envoy.lb.subset_hint';
 
 /** Fully qualified gRPC service names. */
 export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
@@ -29,7 +25,6 @@ export const HEALTH_SERVICE = 'grpc.health.v1.Health';
 /** Method path of the ext_proc bidirectional stream. */
 export const EXT_PROC_PROCESS_PATH = '/envoy.service.ext_proc.v3.ExternalProcessor/Process';
 export const HEALTH_CHECK_PATH = '/grpc.health.v1.Health/Check';
-export const HEALTH_WATCH_PATH = '/grpc.health.v1.Health/Watch';
 
 /** envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode. */
 export const BodySendMode = {

@@ -9,7 +9,9 @@ import type { ExportControllerHandle } from '../controller/export-controller.js'
 import { kubernetesModuleFor } from '../sources/create-source.js';
 import type { Logger } from '../log.js';
 import { RouterMetrics } from '../admin/metrics.js';
-import { json, startAdminServer, type AdminServer } from '../admin/server.js';
+import { debugPlacement, json, startAdminServer, type AdminHandler, type AdminServer } from '../admin/server.js';
+import { CredentialFiles } from '../credentials/credential-files.js';
+import { securityPosture } from '../credentials/posture.js';
 import { EppClientPool } from '../extproc/epp-client.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
 import { createExtProcServer } from '../extproc/server.js';
@@ -33,6 +35,8 @@ export interface RouterHandle {
   /** The address the ext_proc server is bound to (port 0 resolved). */
   readonly extProcAddress: string;
   readonly adminAddress: string;
+  /** The separate /debug/* listener (listen.debug), when configured. */
+  readonly debugAddress?: string;
   readonly store: SnapshotStore;
   readonly metrics: RouterMetrics;
   readonly signals: SignalStore;
@@ -42,6 +46,10 @@ export interface RouterHandle {
 
 export async function startRouter(config: RouterConfig, options: RouterOptions): Promise<RouterHandle> {
   const { logger } = options;
+  const posture = securityPosture(config);
+  for (const w of posture.warnings) logger.warn({ cluster: w.cluster, field: w.field }, w.message);
+  // CA / certificate / key files of EPP TLS and scrapes, re-read when they change.
+  const credentialFiles = new CredentialFiles({ pollIntervalMs: config.credentials.pollIntervalMs });
   const metrics = new RouterMetrics({ defaultMetrics: options.processMetrics ?? true });
   const store = new SnapshotStore(config, logger, metrics);
   // Kubernetes support (~90 MB of @kubernetes/client-node) is imported only when a member reads a Kubernetes API;
@@ -62,6 +70,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     registry: metrics.registry,
     logger: logger.child({ component: 'signals' }),
     saturation: config.picker.saturation,
+    files: credentialFiles,
   });
   signals.update(first);
   store.onSnapshot((s) => signals.update(s));
@@ -97,6 +106,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   const eppClients = new EppClientPool({
     maxMessageBytes: config.extProc.maxMessageBytes,
     connectTimeoutMs: config.extProc.eppConnectTimeoutMs,
+    files: credentialFiles,
   });
   const retainEpps = (): void => {
     const targets: EppTarget[] = [];
@@ -120,46 +130,57 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   });
   let draining = false;
   let admin: AdminServer | undefined;
+  let debug: AdminServer | undefined;
   let extProcAddress: string;
   try {
     extProcAddress = await extProc.bind(config.listen.extProc);
     extProc.setServing(true);
-    admin = await startAdminServer(config.listen.admin, {
+    const debugRoutes: Record<string, AdminHandler> = {
+      '/debug/pick': (url) => {
+        const r = explainPickQuery(store.snapshot(), url.searchParams, signals.view(), config.picker);
+        return json(r.status, r.body);
+      },
+      '/debug/signals': () => {
+        const view = signals.view();
+        return json(200, { at: new Date(view.at).toISOString(), candidates: Object.fromEntries(view.candidates), targets: signals.targets() });
+      },
+      '/debug/sources': () =>
+        json(200, {
+          clusters: store.snapshot()?.clusters ?? [],
+          rejected: Object.fromEntries(store.sourceErrors()),
+          kubernetes: Object.fromEntries(kubernetesSources.map((s) => [s.cluster, s.resources()])),
+          importController: controller ? { leader: controller.isLeader(), writes: controller.counts() } : { enabled: false },
+          security: posture.members,
+        }),
+      '/debug/exports': () => (exporter ? json(200, exporter.debug()) : json(404, { error: 'the export controller is not enabled (exportController.enabled)' })),
+      '/debug/routes': () => {
+        const snapshot = store.snapshot();
+        if (!snapshot) return json(503, { error: 'no routing snapshot yet' });
+        return json(200, {
+          ...snapshotToJson(snapshot),
+          sourceErrors: Object.fromEntries(store.sourceErrors()),
+        });
+      },
+    };
+    const placement = debugPlacement(config.listen, config.admin.exposeDebug);
+    const adminDeps = {
       registry: metrics.registry,
       logger,
       ready: () => {
         if (draining) return { ready: false, reason: 'draining' };
         return store.snapshot() ? { ready: true } : { ready: false, reason: 'no routing snapshot yet' };
       },
-      routes: {
-        '/debug/pick': (url) => {
-          const r = explainPickQuery(store.snapshot(), url.searchParams, signals.view(), config.picker);
-          return json(r.status, r.body);
-        },
-        '/debug/signals': () => {
-          const view = signals.view();
-          return json(200, { at: new Date(view.at).toISOString(), candidates: Object.fromEntries(view.candidates), targets: signals.targets() });
-        },
-        '/debug/sources': () =>
-          json(200, {
-            clusters: store.snapshot()?.clusters ?? [],
-            rejected: Object.fromEntries(store.sourceErrors()),
-            kubernetes: Object.fromEntries(kubernetesSources.map((s) => [s.cluster, s.resources()])),
-            importController: controller ? { leader: controller.isLeader(), writes: controller.counts() } : { enabled: false },
-          }),
-        '/debug/exports': () => (exporter ? json(200, exporter.debug()) : json(404, { error: 'the export controller is not enabled (exportController.enabled)' })),
-        '/debug/routes': () => {
-          const snapshot = store.snapshot();
-          if (!snapshot) return json(503, { error: 'no routing snapshot yet' });
-          return json(200, {
-            ...snapshotToJson(snapshot),
-            sourceErrors: Object.fromEntries(store.sourceErrors()),
-          });
-        },
-      },
+    };
+    admin = await startAdminServer(config.listen.admin, {
+      ...adminDeps,
+      routes: placement.onAdmin ? debugRoutes : {},
+      ...(placement.reason === undefined ? {} : { debugElsewhere: placement.reason }),
     });
+    if (placement.listen !== undefined) debug = await startAdminServer(placement.listen, { ...adminDeps, routes: debugRoutes });
   } catch (err) {
+    await admin?.close();
     await extProc.close();
+    credentialFiles.close();
     await controller?.stop();
     await exporter?.stop();
     signals.stop();
@@ -169,12 +190,13 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     throw err;
   }
   logger.info(
-    { extProc: extProcAddress, admin: admin.address, cluster: config.clusterName, mode: config.mode },
+    { extProc: extProcAddress, admin: admin.address, ...(debug ? { debug: debug.address } : {}), cluster: config.clusterName, mode: config.mode },
     'mcip-router serving',
   );
 
   let shuttingDown: Promise<void> | undefined;
   const adminServer = admin;
+  const debugServer = debug;
   const shutdown = (): Promise<void> => {
     shuttingDown ??= (async () => {
       draining = true;
@@ -189,10 +211,20 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       signals.stop();
       eppClients.close();
       await adminServer.close();
+      await debugServer?.close();
+      credentialFiles.close();
       logger.info('mcip-router stopped');
     })();
     return shuttingDown;
   };
 
-  return { extProcAddress, adminAddress: admin.address, store, metrics, signals, shutdown };
+  return {
+    extProcAddress,
+    adminAddress: admin.address,
+    ...(debug ? { debugAddress: debug.address } : {}),
+    store,
+    metrics,
+    signals,
+    shutdown,
+  };
 }

@@ -17,6 +17,9 @@ export interface SnapshotObserver {
   sourceRejected(cluster: string, reason: SourceError['reason']): void;
 }
 
+/** Source failures that are no rejection: the API server is unreachable, denies access or lacks the CRD. */
+const UNAVAILABLE: ReadonlySet<SourceError['reason']> = new Set(['connect', 'auth', 'missing-crd']);
+
 export type SnapshotListener = (snapshot: RoutingSnapshot, diagnostics: readonly Diagnostic[]) => void;
 
 export class SnapshotStore {
@@ -67,14 +70,17 @@ export class SnapshotStore {
     this.schedule();
   }
 
-  /** A source rejected a change; the previous state of that cluster stays in force. */
+  /**
+   * A source rejected a change, or lost its API server; the previous state of
+   * that cluster stays in force. Only a rejection is logged as one: an
+   * unreachable or denied API server is logged (at warn) by its source.
+   */
   reportError(error: SourceError): void {
     this.lastErrors.set(error.cluster, error);
     this.observer.sourceRejected(error.cluster, error.reason);
-    this.logger.error(
-      { cluster: error.cluster, reason: error.reason, errors: error.errors.slice(0, 20) },
-      `change to cluster ${error.cluster} rejected, last good state keeps serving: ${error.message}`,
-    );
+    const ctx = { cluster: error.cluster, reason: error.reason, errors: error.errors.slice(0, 20) };
+    if (UNAVAILABLE.has(error.reason)) this.logger.debug(ctx, `cluster ${error.cluster} unavailable, its last known state keeps serving: ${error.message}`);
+    else this.logger.error(ctx, `change to cluster ${error.cluster} rejected, last good state keeps serving: ${error.message}`);
   }
 
   /** Start building: until then updates only accumulate (start-up loads every source first). */

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { status as GrpcStatus, type ChannelCredentials, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
 import type { TlsConfig } from '../config/schema.js';
-import { channelCredentials } from '../extproc/epp-client.js';
+import { channelCredentials, tlsNames } from '../extproc/epp-client.js';
 import { HealthStatus } from '../protocol/services.js';
 import { createHealthClient, type HealthClient } from './health-client.js';
 import { Periodic } from './periodic.js';
@@ -20,6 +20,8 @@ export interface HealthProbeSettings {
   readonly service: string;
   /** TLS settings, as for the ext_proc client; `enabled: false` for plaintext. */
   readonly tls: TlsConfig;
+  /** The TLS server name sent when the address is an IP (the EPP Service's DNS name; see tlsNames). */
+  readonly ipSni?: string;
   readonly intervalMs: number;
   readonly timeoutMs: number;
   readonly healthyThreshold: number;
@@ -41,14 +43,22 @@ function reasonOf(err: ServiceError): string {
       return 'timeout';
     case GrpcStatus.UNAVAILABLE:
       return 'unavailable';
-    case GrpcStatus.UNIMPLEMENTED:
-      return 'unimplemented';
-    case GrpcStatus.NOT_FOUND:
-      return 'service-unknown';
     default:
       return 'error';
   }
 }
+
+/**
+ * An EPP without a Health service on the probed port answers UNIMPLEMENTED (a
+ * stock llm-d EPP's ext_proc port: health there needs --health-checking); a
+ * Health service that does not know the name answers NOT_FOUND. Neither says
+ * the EPP is down.
+ */
+const UNSUPPORTED: ReadonlyMap<number, Omit<ProbeOutcome, 'at'>> = new Map([
+  [GrpcStatus.UNIMPLEMENTED, { ok: false, reached: true, reason: 'unimplemented', unsupported: 'UNIMPLEMENTED' }],
+  [GrpcStatus.NOT_FOUND, { ok: false, reached: true, reason: 'service-unknown', unsupported: 'NOT_FOUND' }],
+]);
+const SERVICE_UNKNOWN: Omit<ProbeOutcome, 'at'> = { ok: false, reached: true, reason: 'service-unknown', unsupported: 'SERVICE_UNKNOWN' };
 
 export class HealthProber {
   private readonly tracker: ProbeTracker;
@@ -101,13 +111,13 @@ export class HealthProber {
       try {
         client.Check({ service: this.settings.service }, { deadline: new Date(Date.now() + this.settings.timeoutMs) }, (err, res) => {
           if (err) {
-            finish({ ok: false, reached: !UNREACHED.has(err.code), reason: reasonOf(err) });
+            finish(UNSUPPORTED.get(err.code) ?? { ok: false, reached: !UNREACHED.has(err.code), reason: reasonOf(err) });
             return;
           }
           const status = res?.status;
           if (status === HealthStatus.SERVING) finish({ ok: true, reached: true });
           else if (status === HealthStatus.NOT_SERVING) finish({ ok: false, reached: true, reason: 'not-serving' });
-          else if (status === HealthStatus.SERVICE_UNKNOWN) finish({ ok: false, reached: true, reason: 'service-unknown' });
+          else if (status === HealthStatus.SERVICE_UNKNOWN) finish(SERVICE_UNKNOWN);
           else finish({ ok: false, reached: true, reason: 'unknown-status' });
         });
       } catch {
@@ -120,9 +130,10 @@ export class HealthProber {
     if (this.client) return this.client;
     if (this.credsError !== undefined) return undefined;
     const { tls, address } = this.settings;
+    const names = tlsNames(address.replace(/:\d+$/, ''), tls, this.settings.ipSni ?? 'localhost');
     let creds: ChannelCredentials;
     try {
-      creds = channelCredentials(tls, this.deps.readFile ?? ((p) => readFileSync(p)));
+      creds = channelCredentials(tls, this.deps.readFile ?? ((p) => readFileSync(p)), names.verifyHost);
     } catch (err) {
       this.credsError = (err as Error).message;
       return undefined;
@@ -135,10 +146,8 @@ export class HealthProber {
       // Never share a subchannel with the data path's EPP client.
       'grpc.use_local_subchannel_pool': 1,
     };
-    if (tls.enabled && tls.serverName) {
-      options['grpc.ssl_target_name_override'] = tls.serverName;
-      options['grpc.default_authority'] = tls.serverName;
-    }
+    if (names.sni !== undefined) options['grpc.ssl_target_name_override'] = names.sni;
+    if (tls.enabled && tls.serverName) options['grpc.default_authority'] = tls.serverName;
     this.client = createHealthClient(address, creds, options);
     return this.client;
   }

@@ -6,8 +6,9 @@
  * size (maxBytes); a bad answer is a failed scrape that keeps the last values,
  * which then age into "unknown" after 3 intervals.
  */
-import { readFile as readFileAsync, stat } from 'node:fs/promises';
 import { Pool } from 'undici';
+import { BearerToken, type BearerTokenSpec } from '../credentials/bearer-token.js';
+import { CredentialFiles } from '../credentials/credential-files.js';
 import { Periodic } from './periodic.js';
 import { parsePromText } from './prom-text.js';
 import type { Clock } from './types.js';
@@ -23,8 +24,19 @@ export interface ScrapeSettings {
   /** scheme://host:port */
   readonly origin: string;
   readonly path: string;
-  readonly bearerTokenFile?: string;
-  readonly tls: { readonly caFile?: string; readonly insecureSkipVerify: boolean; readonly serverName?: string };
+  /** The member the endpoint belongs to (for messages). */
+  readonly cluster?: string;
+  /** Where the bearer token comes from (bearerTokenFile, or the member's own Kubernetes credentials). */
+  readonly bearerToken?: BearerTokenSpec;
+  /** Send the token over plain http too; otherwise it is sent over https only. */
+  readonly allowTokenOverPlainHttp?: boolean;
+  readonly tls: {
+    readonly caFile?: string;
+    readonly certFile?: string;
+    readonly keyFile?: string;
+    readonly insecureSkipVerify: boolean;
+    readonly serverName?: string;
+  };
   readonly intervalMs: number;
   readonly timeoutMs: number;
   readonly maxBytes: number;
@@ -94,15 +106,27 @@ export function selectPoolMetrics(
 
 export class MetricsScraper {
   private readonly periodic: Periodic;
-  private pool: Pool | undefined;
-  private token: { key: string; value: string } | undefined;
+  private pool: { readonly pool: Pool; generation: number; readonly material: ReadonlyMap<string, Buffer> } | undefined;
+  private readonly token: BearerToken | undefined;
+  /** The token is withheld: plain http without allowTokenOverPlainHttp. */
+  private readonly withheld: boolean;
+  private readonly files: CredentialFiles;
   private current: ScrapeState = { pools: new Map(), consecutiveFailures: 0 };
   private readonly wanted: ReadonlySet<string>;
 
   constructor(
     readonly settings: ScrapeSettings,
-    private readonly deps: { readonly clock: Clock; readonly onResult?: (r: ScrapeResult, s: ScrapeState) => void },
+    private readonly deps: {
+      readonly clock: Clock;
+      readonly onResult?: (r: ScrapeResult, s: ScrapeState) => void;
+      /** CA / certificate / key files, watched for rotation (default: read once). */
+      readonly files?: CredentialFiles;
+    },
   ) {
+    this.files = deps.files ?? new CredentialFiles({ pollIntervalMs: 0 });
+    const plain = !settings.origin.startsWith('https:');
+    this.withheld = settings.bearerToken !== undefined && plain && settings.allowTokenOverPlainHttp !== true;
+    this.token = settings.bearerToken !== undefined && !this.withheld ? new BearerToken(settings.bearerToken) : undefined;
     const n = settings.names;
     this.wanted = new Set([...n.readyPods, ...n.queueSize, ...n.kvCache, ...n.runningRequests]);
     this.periodic = new Periodic(settings.intervalMs, async () => {
@@ -117,9 +141,7 @@ export class MetricsScraper {
 
   stop(): void {
     this.periodic.stop();
-    const p = this.pool;
-    this.pool = undefined;
-    if (p) void p.destroy().catch(() => {});
+    this.dropPool();
   }
 
   state(): ScrapeState {
@@ -151,13 +173,14 @@ export class MetricsScraper {
     };
     const token = await this.bearerToken();
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
-    const pool = await this.ensurePool();
+    const pool = this.ensurePool();
     const signal = AbortSignal.timeout(timeoutMs);
     const res = await pool.request({ method: 'GET', path, headers, signal });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       await res.body.dump().catch(() => {});
-      if (res.statusCode === 401 || res.statusCode === 403) this.token = undefined; // re-read next time
-      throw new ScrapeError(`http-${res.statusCode}`, `HTTP ${res.statusCode}`);
+      const denied = res.statusCode === 401 || res.statusCode === 403;
+      if (denied) this.token?.invalidate(); // re-read next time
+      throw new ScrapeError(`http-${res.statusCode}`, `HTTP ${res.statusCode}${denied && this.withheld ? this.withheldHint() : ''}`);
     }
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {
@@ -178,35 +201,45 @@ export class MetricsScraper {
     return Buffer.concat(chunks, total);
   }
 
-  /** The token file's content, re-read whenever the file changes (rotation) or after a 401/403. */
+  /** Why no token went out although the member has one. */
+  private withheldHint(): string {
+    const member = this.settings.cluster === undefined ? 'the member' : `cluster "${this.settings.cluster}"`;
+    return ` (the bearer token of ${member} is not sent over plain http: set epp.metrics.scheme: https, or epp.metrics.allowTokenOverPlainHttp: true)`;
+  }
+
   private async bearerToken(): Promise<string | undefined> {
-    const file = this.settings.bearerTokenFile;
-    if (file === undefined) return undefined;
-    let key: string;
+    if (this.token === undefined) return undefined;
     try {
-      const st = await stat(file);
-      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
-      if (this.token?.key === key) return this.token.value;
-      const value = (await readFileAsync(file, 'utf8')).trim();
-      this.token = { key, value };
-      return value;
+      return await this.token.get();
     } catch (err) {
-      throw new ScrapeError('token', `cannot read bearer token file ${file}: ${(err as Error).message}`);
+      throw new ScrapeError('token', (err as Error).message);
     }
   }
 
-  private async ensurePool(): Promise<Pool> {
-    if (this.pool) return this.pool;
-    const { tls, timeoutMs, origin } = this.settings;
-    let ca: Buffer | undefined;
-    if (origin.startsWith('https:') && tls.caFile !== undefined) {
-      try {
-        ca = await readFileAsync(tls.caFile);
-      } catch (err) {
-        throw new ScrapeError('tls-config', `cannot read caFile ${tls.caFile}: ${(err as Error).message}`);
-      }
+  /** The connection pool; rebuilt when a CA / certificate / key file it was built from changed. */
+  private ensurePool(): Pool {
+    const current = this.pool;
+    const generation = this.files.generation;
+    if (current && (current.generation === generation || this.files.unchanged(current.material))) {
+      current.generation = generation;
+      return current.pool;
     }
-    this.pool = new Pool(origin, {
+    this.dropPool();
+    const { tls, timeoutMs, origin } = this.settings;
+    const files = this.files.recorder();
+    const material = files.material;
+    const read = (field: string, path: string | undefined): Buffer | undefined => {
+      if (path === undefined || !origin.startsWith('https:')) return undefined;
+      try {
+        return files.read(path);
+      } catch (err) {
+        throw new ScrapeError('tls-config', `cannot read ${field} ${path}: ${(err as Error).message}`);
+      }
+    };
+    const ca = read('caFile', tls.caFile);
+    const cert = read('certFile', tls.certFile);
+    const key = read('keyFile', tls.keyFile);
+    const pool = new Pool(origin, {
       connections: 1,
       pipelining: 1,
       keepAliveTimeout: Math.max(this.settings.intervalMs * 2, 10_000),
@@ -216,11 +249,19 @@ export class MetricsScraper {
       connect: {
         timeout: timeoutMs,
         ...(ca ? { ca } : {}),
+        ...(cert && key ? { cert, key } : {}),
         rejectUnauthorized: ca ? true : !tls.insecureSkipVerify,
         ...(tls.serverName ? { servername: tls.serverName } : {}),
       },
     });
-    return this.pool;
+    this.pool = { pool, generation, material };
+    return pool;
+  }
+
+  private dropPool(): void {
+    const p = this.pool;
+    this.pool = undefined;
+    if (p) void p.pool.destroy().catch(() => {});
   }
 }
 

@@ -10,9 +10,11 @@ import {
   type ClusterConfig,
   type EppHealthConfig,
   type EppMetricsConfig,
+  type KubernetesSourceConfig,
   type ParentProbeConfig,
   type RouterConfig,
 } from '../config/schema.js';
+import { bearerTokenSpec } from '../credentials/bearer-token.js';
 import type { Candidate, EppTarget } from '../snapshot/types.js';
 import type { HealthProbeSettings } from './health-prober.js';
 import type { ScrapeSettings } from './metrics-scraper.js';
@@ -52,6 +54,7 @@ export function planHealth(epp: EppTarget, health: EppHealthConfig = DEFAULT_HEA
     address: joinHostPort(epp.host, health.port ?? epp.port),
     service: health.service,
     tls: health.tls === 'disabled' ? { ...epp.tls, enabled: false } : epp.tls,
+    ipSni: `${epp.service.name}.${epp.service.namespace}.svc`,
     intervalMs: health.intervalMs,
     timeoutMs: health.timeoutMs,
     healthyThreshold: health.healthyThreshold,
@@ -60,14 +63,21 @@ export function planHealth(epp: EppTarget, health: EppHealthConfig = DEFAULT_HEA
   return { key: `health|${JSON.stringify(settings)}`, settings, staleMs: 3 * health.intervalMs + health.timeoutMs, cluster: epp.cluster };
 }
 
-export function planMetrics(epp: EppTarget, pool: string, metrics: EppMetricsConfig = DEFAULT_METRICS): (Planned<ScrapeSettings> & { pool: string }) | undefined {
+export function planMetrics(
+  epp: EppTarget,
+  pool: string,
+  metrics: EppMetricsConfig = DEFAULT_METRICS,
+  kubernetes?: KubernetesSourceConfig,
+): (Planned<ScrapeSettings> & { pool: string }) | undefined {
   if (!metrics.enabled) return undefined;
   const override = metrics.services.find((s) => s.namespace === epp.service.namespace && s.name === epp.service.name);
   const port = override?.port ?? metrics.port;
+  const token = bearerTokenSpec(metrics.bearerTokenFile, kubernetes);
   const settings: ScrapeSettings = {
     origin: `${metrics.scheme}://${joinHostPort(epp.host, port)}`,
     path: override?.path ?? metrics.path,
-    ...(metrics.bearerTokenFile === undefined ? {} : { bearerTokenFile: metrics.bearerTokenFile }),
+    cluster: epp.cluster,
+    ...(token === undefined ? {} : { bearerToken: token, allowTokenOverPlainHttp: metrics.allowTokenOverPlainHttp }),
     tls: metrics.tls,
     intervalMs: metrics.intervalMs,
     timeoutMs: metrics.timeoutMs,
@@ -102,7 +112,7 @@ export function planCandidate(candidate: Candidate, config: SignalsConfig): Cand
   const eppCluster = epp ? clusterOf(config, epp.cluster) : undefined;
   const parent = candidate.via === 'parent' ? candidate.parent : undefined;
   const health = epp ? planHealth(epp, eppCluster?.epp.health) : undefined;
-  const metrics = epp ? planMetrics(epp, candidate.pool, eppCluster?.epp.metrics) : undefined;
+  const metrics = epp ? planMetrics(epp, candidate.pool, eppCluster?.epp.metrics, eppCluster?.kubernetes) : undefined;
   const parentPlan = parent ? planParent(parent.address, parent.cluster, clusterOf(config, parent.cluster)?.parentProbe) : undefined;
   return {
     candidate,

@@ -7,11 +7,23 @@ export interface ProbeOutcome {
   readonly reached: boolean;
   /** Failure reason, a small fixed vocabulary (metric label). */
   readonly reason?: string;
+  /**
+   * The target answered but offers no health signal for the probed service
+   * (gRPC UNIMPLEMENTED or NOT_FOUND, or the status SERVICE_UNKNOWN): the code,
+   * as its gRPC name. Neither a success nor a failure.
+   */
+  readonly unsupported?: UnsupportedCode;
   readonly at: number;
 }
 
+/** Answers meaning "no health signal here" (a stock EPP's ext_proc port, an unknown service name). */
+export type UnsupportedCode = 'UNIMPLEMENTED' | 'NOT_FOUND' | 'SERVICE_UNKNOWN';
+
 export interface ProbeState {
-  readonly status: HealthStatus;
+  /** 'unsupported' while the last answer was {@link ProbeOutcome.unsupported}: no evidence either way. */
+  readonly status: HealthStatus | 'unsupported';
+  /** With status 'unsupported': the gRPC code of that answer. */
+  readonly code?: UnsupportedCode;
   /** Answered at least once, and not `unhealthyThreshold` unanswered probes in a row since. */
   readonly reachable: boolean;
   readonly everReached: boolean;

@@ -6,7 +6,9 @@
  *   "unknown": no bias either way.
  * - Reached via its EPP: health failing (unhealthy threshold) -> not-ready;
  *   fresh metrics with 0 ready pods -> not-ready; health serving or ready pods
- *   > 0 -> ready; otherwise unknown.
+ *   > 0 -> ready; otherwise unknown. An EPP that offers no health signal
+ *   (status 'unsupported', e.g. a stock EPP's ext_proc port) leaves readiness
+ *   to the metrics (and ejection to the outlier detector).
  * - Reached via its parent (Parent mode, remote): a failing parent probe ->
  *   not-ready (it is the only way there); else the EPP's health while the EPP
  *   is reachable, else fresh EPP metrics, else the parent probe. An EPP that
@@ -25,6 +27,9 @@ export interface CandidateInputs {
 }
 
 type Verdict = Pick<CandidateSignals, 'ready' | 'source' | 'reason'>;
+
+const NO_SIGNAL: Verdict = { ready: 'unknown', source: 'none', reason: 'no-signal' };
+const NO_HEALTH_SIGNAL: Verdict = { ready: 'unknown', source: 'none', reason: 'health:unsupported' };
 
 function freshStatus(p: { state: ProbeState; staleMs: number } | undefined, now: number): ProbeState['status'] {
   if (!p || p.state.lastProbeAt === undefined || now - p.state.lastProbeAt > p.staleMs) return 'unknown';
@@ -69,6 +74,7 @@ export function computeSignals(inputs: CandidateInputs, now: number, saturation:
     const health = fromHealth(inputs.health, now);
     const metrics = fromMetrics(load.readyPods);
     verdict = health?.ready === 'not-ready' ? health : metrics?.ready === 'not-ready' ? metrics : (health ?? metrics);
+    if (verdict === undefined && freshStatus(inputs.health, now) === 'unsupported') verdict = NO_HEALTH_SIGNAL;
   } else {
     const parentStatus = freshStatus(inputs.parent, now);
     if (parentStatus === 'unhealthy') {
@@ -83,5 +89,5 @@ export function computeSignals(inputs: CandidateInputs, now: number, saturation:
         : (health ?? metrics ?? (parentStatus === 'healthy' ? { ready: 'ready', source: 'parent-probe', reason: 'parent:reachable' } : undefined));
     }
   }
-  return { ...(verdict ?? { ready: 'unknown', source: 'none', reason: 'no-signal' }), ejected: inputs.ejected, ...load };
+  return { ...(verdict ?? NO_SIGNAL), ejected: inputs.ejected, ...load };
 }

@@ -18,6 +18,7 @@
  * sink hears only about changes.
  */
 import type { Registry } from 'prom-client';
+import type { CredentialFiles } from '../credentials/credential-files.js';
 import type { Candidate, RoutingSnapshot } from '../snapshot/types.js';
 import { DEFAULT_SATURATION } from '../config/defaults.js';
 import { HealthProber } from './health-prober.js';
@@ -57,6 +58,8 @@ export interface SignalStoreOptions {
   readonly evaluateIntervalMs?: number;
   /** Reads TLS files for the health probers (default fs.readFileSync). */
   readonly readFile?: (path: string) => Buffer;
+  /** CA / certificate / key files of HTTPS scrapes, watched for rotation (default: read once). */
+  readonly files?: CredentialFiles;
 }
 
 /** A candidate whose ready / ejected / saturated state changed. */
@@ -230,13 +233,23 @@ export class SignalStore implements SignalSource, OutcomeSink {
   }
 
   private newHealth(key: string, plan: Planned<HealthProber['settings']>): Target<HealthProber> {
+    let toldUnsupported = false;
     const prober: HealthProber = new HealthProber(plan.settings, {
       clock: this.clock,
       ...(this.options.readFile ? { readFile: this.options.readFile } : {}),
       onResult: (o) => {
-        if (this.health.get(key)?.prober !== prober) return;
-        if (!o.ok) this.metrics.probeFailure(plan.cluster, 'epp-health', o.reason ?? 'error');
-        this.afterProbe(this.health.get(key)!, o.ok);
+        const t = this.health.get(key);
+        if (t?.prober !== prober) return;
+        if (o.unsupported !== undefined && !toldUnsupported) {
+          toldUnsupported = true;
+          this.logger.info(
+            { target: plan.settings.address, service: plan.settings.service, code: o.unsupported, candidates: [...t.candidates].sort() },
+            'EPP offers no gRPC health signal for this service; its readiness comes from its metrics and outlier detection',
+          );
+        }
+        if (!o.ok && o.unsupported === undefined) this.metrics.probeFailure(plan.cluster, 'epp-health', o.reason ?? 'error');
+        // An "unsupported" answer still proves the EPP is up: it may re-admit an ejected pool once its ejection time is over.
+        this.afterProbe(t, o.ok || o.unsupported !== undefined);
       },
     });
     return { key, prober, plan, candidates: new Set() };
@@ -245,6 +258,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
   private newScraper(key: string, plan: Planned<MetricsScraper['settings']>): Target<MetricsScraper> {
     const prober: MetricsScraper = new MetricsScraper(plan.settings, {
       clock: this.clock,
+      ...(this.options.files ? { files: this.options.files } : {}),
       onResult: (r) => {
         if (this.scrapers.get(key)?.prober !== prober) return;
         if (!r.ok) {

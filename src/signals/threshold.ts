@@ -4,6 +4,8 @@
  * turns unhealthy after `unhealthyThreshold` consecutive failures and healthy
  * again after `healthyThreshold` consecutive successes.
  */
+import type { ProbeOutcome, ProbeState, UnsupportedCode } from './probe-types.js';
+
 export type HealthStatus = 'healthy' | 'unhealthy' | 'unknown';
 
 export interface Thresholds {
@@ -30,9 +32,15 @@ export function recordProbe(state: ThresholdState, ok: boolean, t: Thresholds): 
   return { status: unhealthy ? 'unhealthy' : state.status, successes: 0, failures };
 }
 
-/** Outcome bookkeeping of one probed target: thresholds plus reachability. Pure. */
+/**
+ * Outcome bookkeeping of one probed target: thresholds plus reachability. Pure.
+ * An "unsupported" answer (no health signal) proves the target is reachable,
+ * starts the thresholds over and reports status 'unsupported' until another
+ * kind of answer arrives.
+ */
 export class ProbeTracker {
   private threshold: ThresholdState = INITIAL_THRESHOLD_STATE;
+  private unsupported: UnsupportedCode | undefined;
   private everReached = false;
   private unansweredStreak = 0;
   private lastProbeAt: number | undefined;
@@ -40,8 +48,9 @@ export class ProbeTracker {
 
   constructor(private readonly t: Thresholds) {}
 
-  record(outcome: { ok: boolean; reached: boolean; reason?: string; at: number }): void {
-    this.threshold = recordProbe(this.threshold, outcome.ok, this.t);
+  record(outcome: ProbeOutcome): void {
+    this.unsupported = outcome.unsupported;
+    this.threshold = outcome.unsupported ? INITIAL_THRESHOLD_STATE : recordProbe(this.threshold, outcome.ok, this.t);
     if (outcome.reached) {
       this.everReached = true;
       this.unansweredStreak = 0;
@@ -52,15 +61,9 @@ export class ProbeTracker {
     this.lastError = outcome.ok ? undefined : outcome.reason;
   }
 
-  state(): {
-    status: HealthStatus;
-    reachable: boolean;
-    everReached: boolean;
-    lastProbeAt?: number;
-    lastError?: string;
-  } {
+  state(): ProbeState {
     return {
-      status: this.threshold.status,
+      ...(this.unsupported === undefined ? { status: this.threshold.status } : { status: 'unsupported', code: this.unsupported }),
       reachable: this.everReached && this.unansweredStreak < this.t.unhealthyThreshold,
       everReached: this.everReached,
       ...(this.lastProbeAt === undefined ? {} : { lastProbeAt: this.lastProbeAt }),

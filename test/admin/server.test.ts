@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { Agent } from 'undici';
 import { RouterMetrics } from '../../src/admin/metrics.js';
-import { json, startAdminServer, type AdminServer } from '../../src/admin/server.js';
+import { debugPlacement, json, startAdminServer, type AdminServer } from '../../src/admin/server.js';
+import { routerConfigSchema } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log.js';
 
 const logger = createLogger('silent');
@@ -93,5 +94,39 @@ describe('admin server', () => {
         routes: {},
       }),
     ).rejects.toThrow(/EADDRINUSE/);
+  });
+});
+
+describe('where /debug/* is served', () => {
+  it('on a loopback admin address; not on a pod-IP admin address unless exposed; on listen.debug when set', () => {
+    expect(debugPlacement({ admin: '127.0.0.1:9901' }, false)).toEqual({ onAdmin: true });
+    expect(debugPlacement({ admin: '[::1]:9901' }, false)).toEqual({ onAdmin: true });
+    expect(debugPlacement({ admin: 'unix:/run/admin.sock' }, false)).toEqual({ onAdmin: true });
+    const refused = debugPlacement({ admin: '0.0.0.0:9901' }, false);
+    expect(refused.onAdmin).toBe(false);
+    expect(refused.reason).toMatch(/listen\.debug.*admin\.exposeDebug/);
+    expect(debugPlacement({ admin: '0.0.0.0:9901' }, true)).toEqual({ onAdmin: true });
+    expect(debugPlacement({ admin: '0.0.0.0:9901', debug: '127.0.0.1:9902' }, false)).toMatchObject({ onAdmin: false, listen: '127.0.0.1:9902' });
+  });
+
+  it('the config refuses a non-loopback listen.debug unless admin.exposeDebug', () => {
+    const base = { clusterName: 'a', gateways: [{ namespace: 'g', name: 'g' }], clusters: [{ name: 'a', manifests: { paths: ['m'] } }] };
+    const r = routerConfigSchema.safeParse({ ...base, listen: { debug: '0.0.0.0:9902' } });
+    expect(r.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['listen.debug', expect.stringContaining('admin.exposeDebug')]]);
+    expect(routerConfigSchema.safeParse({ ...base, listen: { debug: '0.0.0.0:9902' }, admin: { exposeDebug: true } }).success).toBe(true);
+    expect(routerConfigSchema.safeParse({ ...base, listen: { debug: '127.0.0.1:9902' } }).success).toBe(true);
+  });
+
+  it('a listener without the debug routes answers /debug/* with 404 and the reason', async () => {
+    server = await startAdminServer('127.0.0.1:0', {
+      registry: new RouterMetrics({ defaultMetrics: false }).registry,
+      logger,
+      ready: () => ({ ready: true }),
+      routes: {},
+      debugElsewhere: 'served elsewhere: see listen.debug',
+    });
+    const res = await request(`http://${server.address}/debug/routes`);
+    expect(res.statusCode).toBe(404);
+    expect(await res.body.text()).toBe('served elsewhere: see listen.debug\n');
   });
 });

@@ -120,10 +120,14 @@ describe.each(VARIANTS)('chart rendered with %s', (_name, values, envoyFile) => 
     for (const e of container(r, 'router').env ?? []) expect(read, `router env ${e.name}`).toContain(e.name);
   });
 
-  it('probes the router admin server where the router config puts it, on all pod addresses', () => {
+  it('probes the router admin server where the router config puts it, on all pod addresses; /debug/* on loopback only', () => {
     const router = container(r, 'router');
-    const admin = parseListenAddress(routerConfig(r).listen.admin);
+    const cfg = routerConfig(r);
+    const admin = parseListenAddress(cfg.listen.admin);
     expect(admin).toMatchObject({ type: 'tcp', host: '0.0.0.0' }); // kubelet and Prometheus come from outside the pod
+    expect(parseListenAddress(cfg.listen.debug!)).toMatchObject({ type: 'tcp', host: '127.0.0.1' });
+    expect(cfg.admin.exposeDebug).toBe(false);
+    expect(router.ports!.map((p) => p.name)).toEqual(['admin']); // the debug port is not a container port
     expect(portOf(router, 'admin')).toBe((admin as { port: number }).port);
     const probes = ['startupProbe', 'livenessProbe', 'readinessProbe'].map((k) => router[k] as Probe);
     expect(probes.map((p) => [p.httpGet?.path, p.httpGet?.port])).toEqual([['/healthz', 'admin'], ['/healthz', 'admin'], ['/readyz', 'admin']]);
@@ -196,6 +200,9 @@ const NOT_FROM_CHART: Record<string, string> = {
   manifests: 'file sources only: the chart reads every cluster from its Kubernetes API',
   'clusters[].manifests': 'same',
   'clusters[].kubernetes.inCluster': 'set for the local cluster only (remote members use kubeconfig)',
+  admin: '/debug/* stays on loopback (listen.debug): the chart never exposes it',
+  credentials: 'the file poll interval: its default suits Secret rotation',
+  'clusters[].kubernetes.allowExecPlugins': 'kubeconfig Secrets must be self-contained: the image has no credential plugins',
 };
 
 describe('router config coverage', () => {

@@ -16,8 +16,10 @@ const lines = dockerfile.split('\n').filter((l) => !l.startsWith('#'));
 const contextCopies = lines.filter((l) => l.startsWith('COPY ') && !l.includes('--from')).flatMap((l) => l.split(/\s+/).slice(1, -1));
 
 describe('Dockerfile', () => {
-  it('builds in a node:20-slim stage and runs in another', () => {
-    expect(lines.filter((l) => l.startsWith('FROM '))).toEqual(['FROM node:20-slim AS build', 'FROM node:20-slim']);
+  it('builds in a stage on the active LTS line the package supports and runs in another on the same line', () => {
+    expect(lines.filter((l) => l.startsWith('FROM '))).toEqual(['FROM node:26-slim AS build', 'FROM node:26-slim']);
+    const engines = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    expect(Number(/>=\s*(\d+)/.exec(engines)?.[1])).toBeLessThanOrEqual(26);
     expect(dockerfile).toMatch(/RUN npm ci\b/);
     expect(dockerfile).toMatch(/npm run build/);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);

@@ -104,6 +104,17 @@ export const SPRIG_FUNCS: Record<string, Func> = {
   indent: (n, s) => indent(Number(goInt(n)), String(s)),
   nindent: (n, s) => `\n${indent(Number(goInt(n)), String(s))}`,
   sha256sum: (s) => createHash('sha256').update(String(s)).digest('hex'),
+  dict: (...kv) => {
+    const out: Obj = {};
+    for (let i = 0; i + 1 < kv.length; i += 2) out[String(kv[i])] = kv[i + 1];
+    return out;
+  },
+  set: (d, k, v) => {
+    (d as Obj)[String(k)] = v;
+    return d;
+  },
+  deepCopy: (v) => structuredClone(v ?? {}),
+  mergeOverwrite: (dst, ...srcs) => srcs.reduce((acc: unknown, src) => mergeValues(acc as Obj, (src ?? {}) as Obj), dst ?? {}),
 };
 
 function indent(n: number, s: string): string {

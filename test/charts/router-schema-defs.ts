@@ -52,6 +52,8 @@ export const ROUTER_DEFINITIONS: Readonly<Record<string, z.ZodType>> = {
   picker: top.picker,
   qps: kubernetesSourceSchema.shape.qps,
   burst: kubernetesSourceSchema.shape.burst,
+  requestTimeoutMs: kubernetesSourceSchema.shape.requestTimeoutMs,
+  watchIdleTimeoutMs: kubernetesSourceSchema.shape.watchIdleTimeoutMs,
 };
 
 export function routerDefinitions(): Record<string, Json> {

@@ -26,6 +26,8 @@ export const REMOTE_VALUES: Obj = {
       kubeconfigSecret: { name: 'cluster-c', key: 'config' },
       context: 'reader@cluster-c',
       qps: 10,
+      requestTimeoutMs: 2000,
+      watchIdleTimeoutMs: 60000,
       burst: 20,
       parentProbe: { mode: 'http', path: '/healthz' },
     },

@@ -41,6 +41,8 @@ describe('values.schema.json', () => {
   it('accepts members, per-cluster EPP settings and the unix transport', () => {
     expect(errorsFor(mergeValues(defaultValues(), REMOTE_VALUES))).toEqual([]);
     expect(errorsFor(mergeValues(defaultValues(), { router: { transport: 'unix' } }))).toEqual([]);
+    const credentials = { eppTls: { secretName: 'b-epp', ca: true, clientCert: true }, metricsTls: { secretName: 'b-metrics' }, metricsToken: { secretName: 'b-token', key: 'token' } };
+    expect(errorsFor(mergeValues(defaultValues(), { localCluster: { credentials }, networkPolicy: { enabled: true, metricsFrom: [{ namespaceSelector: {} }] } }))).toEqual([]);
     expect(errorsFor(mergeValues(defaultValues(), { router: { extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-semi-space-size=8' }] } }))).toEqual([]);
     expect(errorsFor(mergeValues(defaultValues(), { mode: 'Parent', envoy: { remoteGatewayCASecret: 'gw-ca' } }))).toEqual([]);
     expect(errorsFor(mergeValues(defaultValues(), { extProc: { maxMessageBytes: 32 * 1024 * 1024 }, envoy: { bootstrap: 'static_resources: {}' } }))).toEqual([]);
@@ -58,6 +60,9 @@ describe('values.schema.json', () => {
     ['an extra env var replacing the chart\'s POD_NAMESPACE', { router: { extraEnv: [{ name: 'POD_NAMESPACE', value: 'x' }] } }, '/router/extraEnv/0/name '],
     ['a member without its kubeconfig Secret', { remoteClusters: [{ name: 'cluster-b' }] }, "/remoteClusters/0 must have required property 'kubeconfigSecret'"],
     ['a typo inside a member EPP block', { remoteClusters: [{ name: 'b', kubeconfigSecret: { name: 's' }, epp: { tls: { enable: false } } }] }, '/remoteClusters/0/epp/tls '],
+    ['a misspelt credential Secret key', { localCluster: { credentials: { eppTls: { secret: 'x' } } } }, '/localCluster/credentials/eppTls '],
+    ['a debug port taken by Envoy', { router: { debugPort: 8080 } }, '/router/debugPort '],
+    ['a NetworkPolicy peer list that is not a list', { networkPolicy: { enabled: true, trafficFrom: {} } }, '/networkPolicy/trafficFrom '],
     ['a controller name without a path', { controller: { name: 'mcip-router.dev' } }, '/controller/name '],
     ['a lease name with capitals', { controller: { leaderElection: { leaseName: 'Lease' } } }, '/controller/leaderElection/leaseName '],
     ['an unknown log level', { log: { level: 'verbose' } }, '/log/level '],

@@ -52,7 +52,7 @@ describe('parseConfigText', () => {
     expect(cfg.clusters[1]?.manifests?.paths).toEqual(['/base/manifests/b']);
     expect(cfg.clusters[1]?.epp.tls).toMatchObject({
       enabled: true,
-      insecureSkipVerify: true,
+      insecureSkipVerify: false,
       caFile: '/base/certs/ca.pem',
       certFile: '/abs/client.pem',
       keyFile: '/base/certs/client.key',
@@ -61,7 +61,7 @@ describe('parseConfigText', () => {
   });
 
   it('resolves every *File field, wherever the schema puts it', () => {
-    const text = VALID.replace('        keyFile: certs/client.key\n', '        keyFile: certs/client.key\n      metrics:\n        bearerTokenFile: token\n        tls: {caFile: ../ca.pem}\n');
+    const text = VALID.replace('        keyFile: certs/client.key\n', '        keyFile: certs/client.key\n      metrics:\n        scheme: https\n        bearerTokenFile: token\n        tls: {caFile: ../ca.pem}\n');
     const epp = parseConfigText(text, 'config.yaml', '/base/etc').clusters[1]?.epp;
     expect(epp?.metrics.bearerTokenFile).toBe('/base/etc/token');
     expect(epp?.metrics.tls.caFile).toBe('/base/ca.pem');
@@ -102,7 +102,7 @@ describe('parseConfigText', () => {
     expect(cfg.clusters[0]).toMatchObject({
       name: 'a',
       manifests: { paths: ['/base/m'] },
-      epp: { tls: { enabled: true, insecureSkipVerify: true } },
+      epp: { tls: { enabled: true, insecureSkipVerify: false } },
       addressOverrides: { services: [], gateways: [] },
     });
     expect(cfg.clusters[0]?.epp.tls.caFile).toBeUndefined();

@@ -46,12 +46,11 @@ export class ClusterSetEnv {
     return routerConfigSchema.parse({
       clusterName: this.names[0],
       gateways: [{ namespace: 'default', name: 'gw' }],
-      clusters: this.names.map((name) => ({ name, kubernetes: { kubeconfig: this.kubeconfigs.get(name) } })),
+      clusters: this.names.map((name) => ({ name, kubernetes: { kubeconfig: this.kubeconfigs.get(name), requestTimeoutMs: 500 } })),
       kubernetes: { coalesceMs: 10, coalesceMaxMs: 100, initialSyncTimeoutMs: 1000, backoffInitialMs: 50, backoffMaxMs: 200 },
       exportController: {
         enabled: true,
         withdrawalGraceMs: 400,
-        requestTimeoutMs: 500,
         resyncMs: 60_000,
         leaderElection: { leaseNamespace: 'mcip', leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100, identity },
         ...overrides,

@@ -108,6 +108,8 @@ describe('import controller (end to end)', () => {
       ['Accepted', 'True', 'Accepted', 1],
       ['ResolvedRefs', 'True', 'ResolvedRefs', 1],
     ]);
+    // The controller-level condition on our own entry: the import is ready to be used.
+    expect(entry.conditions.map((c) => [c.type, c.status, c.reason, c.observedGeneration])).toEqual([['Accepted', 'True', 'Accepted', 1]]);
     expect(controllers()[0]).toEqual(EXPORTER);
 
     // Converged: more snapshots (unrelated change) cause no status write.
@@ -118,11 +120,12 @@ describe('import controller (end to end)', () => {
 
     // The EPP Service disappears: the import cannot be used.
     env.server.delete('services', 'default', 'llm-epp');
-    await waitFor(() => ours()?.parents[0]?.conditions[0]?.status === 'False', 2000, 'Accepted False');
+    await waitFor(() => ours()?.conditions[0]?.status === 'False', 2000, 'controller-level Accepted False');
     const [accepted, resolved] = ours()!.parents[0]!.conditions;
-    expect(accepted?.reason).toBe('NoUsableClusters');
-    expect(resolved?.status).toBe('False');
+    expect(accepted).toMatchObject({ status: 'True', reason: 'Accepted' });
+    expect(resolved).toMatchObject({ status: 'False', reason: 'InvalidExtensionRef' });
     expect(resolved?.message).toContain('llm-epp');
+    expect(ours()!.conditions[0]).toMatchObject({ type: 'Accepted', status: 'False', reason: 'InvalidExtensionRef' });
 
     // Unreferenced: our entry goes, the exporter's stays.
     env.server.delete('httproutes', 'default', 'r1');
@@ -135,6 +138,7 @@ describe('import controller (end to end)', () => {
     await waitFor(() => a.controller?.isLeader(), 2000, 'a leads');
     const b = await replica('replica-b');
     await waitFor(() => ours(), 3000, 'our entry');
+    await waitFor(() => a.controller?.counts().written === 1, 2000, 'a counted its write');
     await sleep(300);
     expect(b.controller?.isLeader()).toBe(false);
     expect(b.controller?.counts().written).toBe(0);
@@ -144,7 +148,8 @@ describe('import controller (end to end)', () => {
     await waitFor(() => b.controller?.isLeader(), 2000, 'b leads');
     env.server.delete('httproutes', 'default', 'r1');
     await waitFor(() => ours() === undefined, 2000, 'removed by b');
-    expect(b.controller?.counts().removed).toBe(1);
+    // The server applies the patch before its answer reaches b: wait for b to count it.
+    await waitFor(() => b.controller?.counts().removed === 1, 2000, 'b counted the removal');
     expect(controllers()).toEqual([EXPORTER]);
   });
 

@@ -14,13 +14,14 @@ function entry(message = 'ok', status: 'True' | 'False' = 'True'): RawController
       {
         parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'default', name: 'gw' },
         controllerName: ME,
-        conditions: [{ type: 'Accepted', status, reason: status === 'True' ? 'Accepted' : 'NoUsableClusters', message, observedGeneration: 1, lastTransitionTime: '2025-01-01T00:00:00Z' }],
+        conditions: [{ type: 'ResolvedRefs', status, reason: status === 'True' ? 'ResolvedRefs' : 'InvalidExtensionRef', message, observedGeneration: 1, lastTransitionTime: '2025-01-01T00:00:00Z' }],
       },
     ],
+    conditions: [{ type: 'Accepted', status, reason: status === 'True' ? 'Accepted' : 'InvalidExtensionRef', message, observedGeneration: 1, lastTransitionTime: '2025-01-01T00:00:00Z' }],
   };
 }
 
-const planFor = (desired: RawControllerEntry | undefined, name = 'llm'): ImportStatusPlan => ({ namespace: 'default', name, desired, droppedParents: 0 });
+const planFor = (desired: RawControllerEntry | undefined, name = 'llm'): ImportStatusPlan => ({ namespace: 'default', name, desired });
 
 let env: KubeEnv;
 let writer: ImportStatusWriter;

@@ -25,7 +25,7 @@ describe('the repository stands alone', () => {
       text(f)
         .split('\n')
         .map((line, i) => ({ where: `${f}:${i + 1}`, line }))
-        .filter(({ line }) => /\b[Ii]ssue (#?\d+)\b|\bDraft\b|\bTODO\b|\bFIXME\b/.test(line)),
+        .filter(({ line }) => /\b[Ii]ssues? \d+\b|\bDraft\b|\bTODO\b|\bFIXME\b/.test(line)),
     );
     expect(offenders).toEqual([]);
   });

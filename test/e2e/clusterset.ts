@@ -99,6 +99,8 @@ export interface MemberSpec {
   readonly epps?: Record<string, string>;
   /** Gateway name -> ip:port (Parent mode). */
   readonly parents?: Record<string, string>;
+  /** Merged into the member's `epp` config (plaintext, metrics off by default). */
+  readonly epp?: Record<string, unknown>;
 }
 
 export interface ClusterSetDir {
@@ -130,7 +132,7 @@ export function writeClusterSet(
     clusters: members.map((m) => ({
       name: m.name,
       manifests: { paths: [m.name] },
-      epp: { tls: { enabled: false }, metrics: { enabled: false } },
+      epp: { tls: { enabled: false }, metrics: { enabled: false }, ...m.epp },
       addressOverrides: {
         services: Object.entries(m.epps ?? {}).map(([name, address]) => ({ namespace: NS, name, address })),
         gateways: Object.entries(m.parents ?? {}).map(([name, address]) => ({ namespace: NS, name, address })),
@@ -145,11 +147,14 @@ export function writeClusterSet(
   return { dir, configFile, write };
 }
 
-/** One simulated EPP per name, each picking its own single endpoint so the destination names the pool. */
-export async function startEpps(endpoints: Record<string, string>, delayMs = 0): Promise<Record<string, SimulatedEpp>> {
+/**
+ * One simulated EPP per name, each picking its own single endpoint so the destination names the pool;
+ * the names in `stock` behave like stock llm-d EPPs (no Health on the ext_proc port).
+ */
+export async function startEpps(endpoints: Record<string, string>, delayMs = 0, stock: readonly string[] = []): Promise<Record<string, SimulatedEpp>> {
   const out: Record<string, SimulatedEpp> = {};
   for (const [name, endpoint] of Object.entries(endpoints)) {
-    out[name] = await startSimulatedEpp({ endpoints: [endpoint], delayMs });
+    out[name] = await startSimulatedEpp({ endpoints: [endpoint], delayMs, stock: stock.includes(name) });
   }
   return out;
 }

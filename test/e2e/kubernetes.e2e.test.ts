@@ -3,7 +3,8 @@
  * cluster-a, remote cluster-b), simulated EPPs, the Envoy stand-in. Object
  * changes reach the data path within 1 s, the import controller writes our
  * status entry, and a remote API outage marks that member stale without
- * disturbing local traffic.
+ * disturbing local traffic, and so does a remote API server that answers
+ * everything but the re-LIST.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
 import { createEnvoyStandin, type EnvoyStandin } from '../harness/envoy-standin.js';
-import { KubeApiServer, writeKubeconfig } from '../harness/kube-apiserver.js';
+import { KubeApiServer, isList, writeKubeconfig } from '../harness/kube-apiserver.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
 import { eventually } from '../helpers/eventually.js';
 import { exportEntry, gateway, importObj, pool, route, service } from '../sources/kubernetes/kube-fixtures.js';
@@ -80,7 +81,7 @@ beforeAll(async () => {
       gateways: [{ namespace: 'default', name: 'inference-gateway' }],
       clusters: [
         { name: 'cluster-a', kubernetes: { kubeconfig: kubeA }, epp: { tls: { enabled: false }, metrics: { enabled: false } }, addressOverrides: override(epps.a!.address) },
-        { name: 'cluster-b', kubernetes: { kubeconfig: kubeB }, epp: { tls: { enabled: false }, metrics: { enabled: false } }, addressOverrides: override(epps.b!.address) },
+        { name: 'cluster-b', kubernetes: { kubeconfig: kubeB, requestTimeoutMs: 1000 }, epp: { tls: { enabled: false }, metrics: { enabled: false } }, addressOverrides: override(epps.b!.address) },
       ],
       kubernetes: { coalesceMs: 20, coalesceMaxMs: 200, initialSyncTimeoutMs: 3000, backoffInitialMs: 50, backoffMaxMs: 300 },
       controller: {
@@ -161,5 +162,26 @@ describe('Kubernetes mode end to end', () => {
     expect((await fetch(`http://${router.adminAddress}/readyz`)).status).toBe(200);
     await remote.up();
     await eventually(async () => expect(await metric('mcip_cluster_stale', 'cluster="cluster-b"')).toBe(0), 5000);
+  });
+
+  it('a remote re-LIST that is never answered marks cluster-b stale within seconds (metric and /debug/sources), and recovers', async () => {
+    const answerLists = remote.hang(isList);
+    // A change elsewhere plus a compaction make the pools' resume point too old: the resumed watch gets 410 and re-lists.
+    remote.create('services', service('other-epp'));
+    remote.compact();
+    const cut = Date.now();
+    remote.dropWatches('inferencepools');
+    await eventually(async () => expect(await metric('mcip_cluster_stale', 'cluster="cluster-b"')).toBe(1), 5000, 50);
+    expect(Date.now() - cut).toBeLessThan(5000);
+    const sources = (await (await fetch(`http://${router.adminAddress}/debug/sources`)).json()) as {
+      kubernetes: Record<string, { resource: string; state: string; reason?: string; message?: string }[]>;
+    };
+    const pools = sources.kubernetes['cluster-b']!.find((r) => r.resource.startsWith('inferencepools.'));
+    expect(pools).toMatchObject({ state: 'failed', reason: 'timeout' });
+    expect(pools?.message).toContain('no answer from the API server within 1000 ms');
+    // Its last known pool keeps serving.
+    expect([...(await destinations(30))].sort()).toEqual([A, B]);
+    answerLists();
+    await eventually(async () => expect(await metric('mcip_cluster_stale', 'cluster="cluster-b"')).toBe(0), 5000, 50);
   });
 });

@@ -2,6 +2,8 @@
  * Gateway API weight conformance through the whole router: manifests on disk ->
  * sources -> snapshot -> ext_proc server -> simulated EPPs, driven by the Envoy
  * stand-in in FULL_DUPLEX_STREAMED mode, 200 requests per split (GIE's test).
+ * The remote members (cluster-b, cluster-c) run stock llm-d EPPs: their ext_proc
+ * ports serve no Health, and the router's health probes there get UNIMPLEMENTED.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -38,7 +40,8 @@ let router: RouterHandle;
 let envoy: EnvoyStandin;
 
 beforeAll(async () => {
-  epps = await startEpps(ENDPOINT);
+  epps = await startEpps(ENDPOINT, 0, ['llmB', 'multiB', 'multiC']);
+  const fastHealth = { health: { intervalMs: 100, timeoutMs: 500 } };
   const set = writeClusterSet([
     {
       name: 'cluster-a',
@@ -59,16 +62,19 @@ beforeAll(async () => {
         ].join('---\n'),
       },
       epps: { 'pool-x-epp': epps.x!.address, 'pool-y-epp': epps.y!.address, 'llm-epp': epps.llmA!.address },
+      epp: fastHealth,
     },
     {
       name: 'cluster-b',
       files: { 'pools.yaml': [poolYaml('llm', { exported: true }), poolYaml('multi', { exported: true })].join('---\n') },
       epps: { 'llm-epp': epps.llmB!.address, 'multi-epp': epps.multiB!.address },
+      epp: fastHealth,
     },
     {
       name: 'cluster-c',
       files: { 'pools.yaml': poolYaml('multi', { exported: true }) },
       epps: { 'multi-epp': epps.multiC!.address },
+      epp: fastHealth,
     },
   ]);
   router = await startRouter(await loadConfig(set.configFile), {
@@ -77,7 +83,18 @@ beforeAll(async () => {
     processMetrics: false,
   });
   envoy = createEnvoyStandin(router.extProcAddress);
+  // Many probes have answered (more than the unhealthy threshold) before any split is measured.
+  await eventually(async () => expect((await signals()).targets.filter((t) => t.kind === 'epp-health' && (t.state.lastProbeAt ?? 0) > 0)).toHaveLength(6));
+  await new Promise((r) => setTimeout(r, 500));
 });
+
+interface DebugSignals {
+  candidates: Record<string, { ready: string; reason: string }>;
+  targets: { kind: string; target: string; state: { status: string; code?: string; lastProbeAt?: number } }[];
+}
+async function signals(): Promise<DebugSignals> {
+  return (await (await fetch(`http://${router.adminAddress}/debug/signals`)).json()) as DebugSignals;
+}
 
 afterAll(async () => {
   envoy?.close();
@@ -127,6 +144,15 @@ describe('weighted splits through the router (200 requests each)', () => {
     expect(Object.keys(counts).sort()).toEqual([ENDPOINT.multiB, ENDPOINT.multiC].sort());
     expectShare(counts, ENDPOINT.multiB, 0.5, 200);
     expectShare(counts, ENDPOINT.multiC, 0.5, 200);
+  });
+
+  it('/debug/signals shows the stock EPPs as offering no health signal (UNIMPLEMENTED), not as down', async () => {
+    const s = await signals();
+    const health = (address: string) => s.targets.find((t) => t.kind === 'epp-health' && t.target.startsWith(`${address} `))!.state;
+    for (const name of ['llmB', 'multiB', 'multiC']) expect(health(epps[name]!.address)).toMatchObject({ status: 'unsupported', code: 'UNIMPLEMENTED' });
+    expect(health(epps.llmA!.address)).toMatchObject({ status: 'healthy' });
+    expect(s.candidates['cluster-b/default/llm']).toMatchObject({ ready: 'unknown', reason: 'health:unsupported' });
+    expect(s.candidates['cluster-a/default/llm']).toMatchObject({ ready: 'ready' });
   });
 
   it('/debug/pick explains the split with exact probabilities', async () => {

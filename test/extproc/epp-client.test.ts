@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { channelCredentials, EppClientPool, forwardedMetadata, serverNameFor, targetKey } from '../../src/extproc/epp-client.js';
+import { channelCredentials, EppClientPool, forwardedMetadata, identityHostFor, serverNameFor, targetKey } from '../../src/extproc/epp-client.js';
 import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
 import type { EppTarget } from '../../src/snapshot/types.js';
 import { blackHole } from './scenario.js';
@@ -51,13 +51,26 @@ describe('targetKey', () => {
 });
 
 describe('serverNameFor', () => {
-  it('uses serverName, else the Service DNS name for an IP host without verification, else none', () => {
+  it('uses serverName, else the Service DNS name for an IP host (never an IP as SNI), else none', () => {
     expect(serverNameFor(target('10.0.0.1:9002', { enabled: true, serverName: 'epp.example' }))).toBe('epp.example');
     expect(serverNameFor(target('10.0.0.1:9002', { enabled: true }))).toBe('epp.ns.svc');
-    expect(serverNameFor(target('10.0.0.1:9002', { enabled: true, insecureSkipVerify: false }))).toBeUndefined();
-    expect(serverNameFor(target('10.0.0.1:9002', { enabled: true, caFile: '/ca.pem' }))).toBeUndefined();
+    expect(serverNameFor(target('10.0.0.1:9002', { enabled: true, insecureSkipVerify: false }))).toBe('epp.ns.svc');
+    expect(serverNameFor(target('10.0.0.1:9002', { enabled: true, caFile: '/ca.pem' }))).toBe('epp.ns.svc');
+    expect(serverNameFor({ ...target('[::1]:9002', { enabled: true, caFile: '/ca.pem' }), host: '[::1]' })).toBe('epp.ns.svc');
     expect(serverNameFor({ ...target('epp.example:9002', { enabled: true }), host: 'epp.example' })).toBeUndefined();
     expect(serverNameFor(target('10.0.0.1:9002'))).toBeUndefined();
+  });
+});
+
+describe('identityHostFor', () => {
+  it('a verified IP host without serverName is verified as that IP; otherwise the SNI is the name verified', () => {
+    expect(identityHostFor(target('10.0.0.1:9002', { enabled: true, caFile: '/ca.pem' }))).toBe('10.0.0.1');
+    expect(identityHostFor(target('10.0.0.1:9002', { enabled: true, insecureSkipVerify: false }))).toBe('10.0.0.1');
+    expect(identityHostFor({ ...target('[::1]:9002', { enabled: true, caFile: '/ca.pem' }), host: '[::1]' })).toBe('::1');
+    expect(identityHostFor(target('10.0.0.1:9002', { enabled: true, caFile: '/ca.pem', serverName: 'epp.example' }))).toBeUndefined();
+    expect(identityHostFor({ ...target('epp.example:9002', { enabled: true, caFile: '/ca.pem' }), host: 'epp.example' })).toBeUndefined();
+    expect(identityHostFor(target('10.0.0.1:9002', { enabled: true }))).toBeUndefined(); // nothing verified
+    expect(identityHostFor(target('10.0.0.1:9002'))).toBeUndefined();
   });
 });
 

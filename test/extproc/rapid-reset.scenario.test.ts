@@ -1,11 +1,11 @@
 // Envoy ends EVERY ext_proc stream with a half-close immediately followed by RST_STREAM
 // (ExternalProcessorStreamImpl::close, and AsyncStreamImpl::cleanup even when the server
-// ended first). Node 20's HTTP/2 server (nghttp2's rapid-reset guard, CVE-2023-44487) takes
-// a burst of 1,000 incoming RST_STREAM per connection, refilled at 33/s; past that it sends
-// GOAWAY(INTERNAL_ERROR) and every stream in flight on the connection fails. Node 20 has no
-// option to raise the limit, so:
-// - Envoy -> router: envoy/envoy.yaml caps the streams per connection
-//   (max_requests_per_connection); the stand-in rotates connections the same way.
+// ended first). Node's HTTP/2 server (nghttp2's rapid-reset guard, CVE-2023-44487) takes a
+// burst of 1,000 incoming RST_STREAM per connection by default, refilled at 33/s; past that it
+// sends GOAWAY(INTERNAL_ERROR) and every stream in flight on the connection fails. So:
+// - Envoy -> router: the router raises the limit on its server far above its own throughput
+//   (Node 22+ has the option; src/extproc/server.ts), and envoy/envoy.yaml still caps the
+//   streams per connection (max_requests_per_connection); the stand-in can rotate the same way.
 // - router -> EPP: the router does not pass Envoy's reset on to an EPP call that both sides
 //   half-closed after a finished exchange: the EPP ends it (EppRelay.dispose, EppAttempt.release).
 // Everything over real sockets through the real router (see scenario.ts).
@@ -24,10 +24,7 @@ afterEach(async () => {
 
 const body = (): Buffer[] => frames(jsonBody(512), 256);
 
-/** What Node's HTTP/2 server does past the limit, as the client (Envoy, the stand-in) sees it. */
-const GOAWAY_FAILURE = /RST_STREAM with code 2|Session closed with error code 2/;
-
-/** Node 20 (nghttp2) rapid-reset burst per connection. */
+/** nghttp2's default rapid-reset burst per connection. */
 const RESET_BURST = 1000;
 
 interface Run {
@@ -61,22 +58,16 @@ const describeFailures = (r: Run): string[] =>
     : [`${r.failures.length} of ${r.started} failed`, ...r.failures.slice(0, 3).map((f) => `#${f.index}: ${f.result.status} ${f.result.reason}`)];
 
 describe("Envoy -> router: Envoy's RST_STREAM per stream and Node's rapid-reset limit", () => {
-  it(`one connection: past ~${RESET_BURST} streams Node sends GOAWAY and the streams in flight fail (documents Node 20's limit)`, async () => {
+  it(`one connection takes far more than Node's default burst of ${RESET_BURST} resets: no GOAWAY, no failure`, async () => {
     sc = await startScenario();
     const run = await drive(sc, 3 * RESET_BURST, 32, true);
-    // If this fails, the runtime no longer resets the connection (a Node/grpc-js that lets the
-    // router raise streamResetBurst/streamResetRate, or drops the limit): revisit
-    // envoy.yaml's max_requests_per_connection, envoy/README.md and bench finding 1.
-    expect(run.failures.length, `no failure in ${run.started} streams (${Math.round(run.ms)} ms)`).toBeGreaterThan(0);
-    const goaway = run.failures.filter((f) => GOAWAY_FAILURE.test(f.result.reason ?? ''));
-    expect(goaway.length, describeFailures(run).join('\n')).toBeGreaterThan(0);
-    expect(goaway[0]!.result.status).toBe(500); // failure_mode_allow false: the client gets a 500
-    // Not before the burst is used up (minus the streams in flight).
-    expect(Math.min(...run.failures.map((f) => f.index))).toBeGreaterThan(RESET_BURST - 100);
-    // Nothing leaks on either side after the connection was torn down.
+    // If this fails with GOAWAY failures, the router's HTTP/2 server no longer raises the
+    // rapid-reset limit (a grpc-js or Node change: see acceptEnvoyResets in src/extproc/server.ts).
+    expect(describeFailures(run)).toEqual([]);
+    expect(run.started).toBe(3 * RESET_BURST);
     await sc.settled(10_000);
     expect(sc.server.activeStreams()).toBe(0);
-  }, 60_000);
+  }, 180_000);
 
   it("rotating connections like envoy.yaml's max_requests_per_connection: no failure over far more than the burst", async () => {
     const every = routerMaxRequestsPerConnection('envoy.yaml');

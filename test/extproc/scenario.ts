@@ -9,7 +9,12 @@
 //   missing.example -> InferencePool ghost (does not exist: invalid backend, 500)
 // With `signals`, a SignalStore probes both EPPs (health on their ext_proc ports, metrics
 // where the clusters' `epp.metrics` point) and feeds the picks; it also gets the outcomes.
+// A stock EPP (eppA/eppB `stock`) is scraped on its own metrics port, with its first
+// accepted token from a file.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
 import { EppClientPool } from '../../src/extproc/epp-client.js';
 import type { RouterConfig } from '../../src/config/schema.js';
@@ -167,10 +172,26 @@ export function buildScenarioSnapshot(o: ScenarioSnapshotInput): RoutingSnapshot
   return buildSnapshot({ config: cfg, clusters: [state('cluster-a', a), state('cluster-b', b)], version: 1 }).snapshot;
 }
 
+/**
+ * The cluster config that scrapes a stock EPP's own metrics port (with its first token, written to
+ * a file under `dir`), under the caller's `extra`; `extra` unchanged for other EPPs.
+ */
+function withStockMetrics(epp: SimulatedEpp, opts: Partial<SimulatedEppOptions> | undefined, dir: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  if (epp.metricsPort === undefined) return extra;
+  const token = typeof opts?.stock === 'object' ? opts.stock.metricsTokens?.[0] : undefined;
+  const tokenFile = join(dir, `token-${epp.metricsPort}`);
+  if (token !== undefined) writeFileSync(tokenFile, token);
+  const { epp: eppExtra = {}, ...rest } = extra as { epp?: { metrics?: object } };
+  // A stock EPP serves its token-protected /metrics over plain http: the operator opts in to sending the token.
+  const metrics = { port: epp.metricsPort, ...(token === undefined ? {} : { bearerTokenFile: tokenFile, allowTokenOverPlainHttp: true }), ...eppExtra.metrics };
+  return { ...rest, epp: { ...eppExtra, metrics } };
+}
+
 export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> {
   const tls = o.eppTls ?? { enabled: false };
   const eppA = await startSimulatedEpp({ endpoints: POOL_A_ENDPOINTS, tls: tls.enabled, ...o.eppA });
   const eppB = await startSimulatedEpp({ endpoints: POOL_B_ENDPOINTS, tls: tls.enabled, ...o.eppB });
+  const tokenDir = mkdtempSync(join(tmpdir(), 'mcip-scenario-'));
   const input: ScenarioSnapshotInput = {
     mode: o.mode,
     eppA: eppA.address,
@@ -178,8 +199,8 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     tls,
     failureModeA: o.failureModeA,
     failureModeB: o.failureModeB,
-    clusterA: o.clusterA,
-    clusterB: o.clusterB,
+    clusterA: withStockMetrics(eppA, o.eppA, tokenDir, o.clusterA),
+    clusterB: withStockMetrics(eppB, o.eppB, tokenDir, o.clusterB),
   };
   const cfg = scenarioConfig(input);
   let snapshot: RoutingSnapshot | undefined = o.noSnapshot ? undefined : buildScenarioSnapshot(input);
@@ -240,6 +261,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
       pool.close();
       await eppA.stop();
       await eppB.stop();
+      rmSync(tokenDir, { recursive: true, force: true });
     },
   };
 }

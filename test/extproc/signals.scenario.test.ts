@@ -1,9 +1,11 @@
 // The data path with live signals, through real sockets: a SignalStore probes the simulated
-// EPPs' gRPC health and scrapes fake metrics servers, and every pick reads its view.
+// EPPs' gRPC health and scrapes their metrics, and every pick reads its view. Where it
+// matters the EPPs behave like stock llm-d EPPs: no Health on the ext_proc port, pool metrics
+// only under llm_d_epp_*, /metrics behind a bearer token.
 import { afterEach, describe, expect, it } from 'vitest';
-import { poolMetricsText, startFakeMetricsServer, type FakeMetricsServer } from '../harness/fake-metrics-server.js';
 import type { StandinResult } from '../harness/envoy-standin.js';
-import { blackHole, buildScenarioSnapshot, jsonBody, POOL_A_ENDPOINTS, POOL_B_ENDPOINTS, startScenario, waitFor, type Scenario } from './scenario.js';
+import type { StockEppOptions } from '../harness/simulated-epp.js';
+import { blackHole, buildScenarioSnapshot, jsonBody, scenarioConfig, POOL_A_ENDPOINTS, POOL_B_ENDPOINTS, startScenario, waitFor, type Scenario } from './scenario.js';
 
 let sc: Scenario | undefined;
 const cleanups: (() => unknown)[] = [];
@@ -37,6 +39,54 @@ function servedBy(results: StandinResult[]): { a: number; b: number; other: numb
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A stock llm-d EPP for `pool`, its /metrics protected by a token the scenario scrapes with. */
+const stock = (pool: string, more: StockEppOptions = {}) => ({ stock: { pool, metricsTokens: [`token-${pool}`], ...more } });
+/** Health probed where the router probes by default (the ext_proc port), metrics scraped fast. */
+const stockSignals = { epp: { health, metrics: { intervalMs: 100, timeoutMs: 500 } } };
+
+describe('stock llm-d EPPs (no Health service on the ext_proc port)', () => {
+  it('a stock pool beside a pool with health gets its half of a 50/50 split', async () => {
+    sc = await startScenario({ signals: true, eppB: stock('pool-b'), clusterA: noMetrics, clusterB: stockSignals });
+    await waitFor(() => sc!.signals!.view().get(A).ready === 'ready' && sc!.signals!.view().get(B).ready === 'ready', 3000, () => JSON.stringify(sc!.signals!.view().get(B)));
+    expect(sc.signals!.view().get(B)).toMatchObject({ source: 'epp-metrics', readyPods: 1 });
+    const served = servedBy(await split(60));
+    expect(served.other).toBe(0);
+    expect(served.b).toBeGreaterThanOrEqual(15); // ~30 of 60 with the seeded draws
+    expect(served.a).toBeGreaterThanOrEqual(15);
+    expect(sc.observer.failovers).toEqual([]);
+  });
+
+  it('an all-stock ClusterSet routes by weight, never in panic; 0 ready endpoints still take a pool out', async () => {
+    sc = await startScenario({ signals: true, eppA: stock('pool-a'), eppB: stock('pool-b'), clusterA: stockSignals, clusterB: stockSignals });
+    await waitFor(() => sc!.signals!.view().get(A).ready === 'ready' && sc!.signals!.view().get(B).ready === 'ready', 3000, () => 'both ready from metrics');
+    await sleep(4 * PROBE_MS); // several UNIMPLEMENTED health answers later
+    const served = servedBy(await split(40));
+    expect(served.a).toBeGreaterThan(0);
+    expect(served.b).toBeGreaterThan(0);
+    expect(new Set(sc.observer.reasons)).toEqual(new Set(['weighted']));
+    const targets = sc.signals!.targets().filter((t) => t.kind === 'epp-health');
+    expect(targets.map((t) => t.state)).toEqual([expect.objectContaining({ status: 'unsupported', code: 'UNIMPLEMENTED' }), expect.objectContaining({ status: 'unsupported', code: 'UNIMPLEMENTED' })]);
+    expect(sc.eppA.metricsUnauthorized + sc.eppB.metricsUnauthorized).toBe(0);
+
+    sc.eppB.setPoolMetrics({ readyPods: 0 });
+    await waitFor(() => sc!.signals!.view().get(B).ready === 'not-ready', 3000, () => 'B not ready');
+    expect(servedBy(await split(20))).toEqual({ a: 20, b: 0, other: 0 });
+  });
+
+  it("probing a stock EPP's health port for \"readiness\": a follower (not the leader) loses its traffic", async () => {
+    sc = await startScenario({ signals: true, eppB: stock('pool-b'), clusterA: noMetrics, clusterB: stockSignals });
+    const healthPort = Number(sc.eppB.healthAddress.split(':')[1]);
+    const on9003 = { epp: { health: { ...health, port: healthPort, service: 'readiness' }, metrics: { enabled: false } } };
+    // Same routes and EPPs; only the signals config changes (health on 9003).
+    const input = { eppA: sc.eppA.address, eppB: sc.eppB.address, clusterA: noMetrics, clusterB: on9003 };
+    sc.signals!.update(buildScenarioSnapshot(input), scenarioConfig(input));
+    await waitFor(() => sc!.signals!.view().get(B).source === 'epp-health' && sc!.signals!.view().get(B).ready === 'ready', 3000, () => 'B ready by health');
+    sc.eppB.setLeader(false);
+    await waitFor(() => sc!.signals!.view().get(B).ready === 'not-ready', 3000, () => 'B not ready');
+    expect(servedBy(await split(20))).toEqual({ a: 20, b: 0, other: 0 });
+  });
+});
 
 describe('readiness', () => {
   it('a pool going NOT_SERVING loses its traffic within 2 probe intervals, and gets it back after recovery', async () => {
@@ -75,36 +125,27 @@ describe('readiness', () => {
 });
 
 describe('saturation', () => {
-  let mA: FakeMetricsServer;
-  let mB: FakeMetricsServer;
-
-  async function withMetrics(): Promise<void> {
-    mA = await startFakeMetricsServer({ payload: poolMetricsText('pool-a', { readyPods: 2, queueSize: 0, kvCache: 0.1 }) });
-    mB = await startFakeMetricsServer({ payload: poolMetricsText('pool-b', { readyPods: 2, queueSize: 50, kvCache: 0.95 }) });
-    cleanups.push(() => mA.stop(), () => mB.stop());
-    const metrics = (port: number) => ({ port, intervalMs: 100, timeoutMs: 500 });
-    sc = await startScenario({
-      signals: true,
-      clusterA: { epp: { health, metrics: metrics(mA.port) } },
-      clusterB: { epp: { health, metrics: metrics(mB.port) } },
-    });
+  async function withStockMetrics(): Promise<void> {
+    const a = stock('pool-a', { metrics: { readyPods: 2, queueSize: 0, kvCache: 0.1 } });
+    const b = stock('pool-b', { metrics: { readyPods: 2, queueSize: 50, kvCache: 0.95 } });
+    sc = await startScenario({ signals: true, eppA: a, eppB: b, clusterA: stockSignals, clusterB: stockSignals });
   }
 
-  it('a saturated remote pool spills to the local one; both saturated -> weighted spillover; recovered -> back', async () => {
-    await withMetrics();
+  it('EPPs exporting only llm_d_epp_*: a saturated remote pool spills to the local one; both saturated -> weighted spillover; recovered -> back', async () => {
+    await withStockMetrics();
     await waitFor(() => sc!.signals!.view().get(B).saturated === true && sc!.signals!.view().get(A).saturated === false, 3000, () => 'B saturated');
     expect(servedBy(await split(30))).toEqual({ a: 30, b: 0, other: 0 });
     // Draws the plain split would have given the saturated pool count as spillover.
     expect(new Set(sc!.observer.reasons)).toEqual(new Set(['weighted', 'spillover']));
 
-    mA.setPayload(poolMetricsText('pool-a', { readyPods: 2, queueSize: 40, kvCache: 0.5 }));
+    sc!.eppA.setPoolMetrics({ readyPods: 2, queueSize: 40, kvCache: 0.5 });
     await waitFor(() => sc!.signals!.view().get(A).saturated === true, 3000, () => 'A saturated');
     const both = servedBy(await split(30));
     expect(both.a).toBeGreaterThan(0);
     expect(both.b).toBeGreaterThan(0);
     expect(sc!.observer.reasons.slice(-30).every((r) => r === 'spillover')).toBe(true);
 
-    mB.setPayload(poolMetricsText('pool-b', { readyPods: 2, queueSize: 0, kvCache: 0.2 }));
+    sc!.eppB.setPoolMetrics({ readyPods: 2, queueSize: 0, kvCache: 0.2 });
     await waitFor(() => sc!.signals!.view().get(B).saturated === false, 3000, () => 'B recovered');
     expect(servedBy(await split(20))).toEqual({ a: 0, b: 20, other: 0 });
   });

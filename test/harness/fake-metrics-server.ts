@@ -13,6 +13,8 @@ export interface FakeMetricsServerOptions {
   hang?: boolean;
   /** When set, requests without `Authorization: Bearer <token>` get 401. */
   token?: string;
+  /** Like an EPP's metrics auth: these bearer tokens are accepted; no token gets 401, any other token 403. */
+  tokens?: readonly string[];
   path?: string; // default /metrics
   port?: number; // default 0
   /** Serve HTTPS with this certificate and key. */
@@ -24,6 +26,7 @@ export interface FakeMetricsServer {
   readonly origin: string; // http(s)://127.0.0.1:port
   /** Requests served (all paths), unauthorized ones included. */
   readonly requests: number;
+  /** Requests refused with 401 or 403. */
   readonly unauthorized: number;
   /** Distinct TCP connections accepted (keep-alive check). */
   readonly connections: number;
@@ -33,19 +36,27 @@ export interface FakeMetricsServer {
   setDelayMs(ms: number): void;
   setHang(v: boolean): void;
   setToken(t: string | undefined): void;
+  setTokens(t: readonly string[] | undefined): void;
   stop(): Promise<void>;
 }
 
-/** Prometheus text for one pool, in the GIE names (`family: 'gie'`) or the llm-d router names. */
-export function poolMetricsText(
-  pool: string,
-  v: { readyPods?: number; queueSize?: number; kvCache?: number; runningRequests?: number },
-  family: 'gie' | 'llmd' = 'gie',
-): string {
-  const names =
-    family === 'gie'
-      ? ['inference_pool_ready_pods', 'inference_pool_average_queue_size', 'inference_pool_average_kv_cache_utilization', 'inference_pool_average_running_requests']
-      : ['llm_d_router_epp_ready_endpoints', 'llm_d_router_epp_average_queue_size', 'llm_d_router_epp_average_kv_cache_utilization', 'llm_d_router_epp_average_running_requests'];
+/** Pool metric names by family: the current llm-d EPP names, the deprecated GIE names, the pre-release llm-d router names. */
+export const POOL_METRIC_FAMILIES = {
+  epp: ['llm_d_epp_ready_endpoints', 'llm_d_epp_average_queue_size', 'llm_d_epp_average_kv_cache_utilization', 'llm_d_epp_average_running_requests'],
+  gie: ['inference_pool_ready_pods', 'inference_pool_average_queue_size', 'inference_pool_average_kv_cache_utilization', 'inference_pool_average_running_requests'],
+  llmd: ['llm_d_router_epp_ready_endpoints', 'llm_d_router_epp_average_queue_size', 'llm_d_router_epp_average_kv_cache_utilization', 'llm_d_router_epp_average_running_requests'],
+} as const;
+
+export interface PoolMetricValues {
+  readyPods?: number;
+  queueSize?: number;
+  kvCache?: number;
+  runningRequests?: number;
+}
+
+/** Prometheus text for one pool in one family of names. */
+export function poolMetricsText(pool: string, v: PoolMetricValues, family: keyof typeof POOL_METRIC_FAMILIES = 'gie'): string {
+  const names = POOL_METRIC_FAMILIES[family];
   const values = [v.readyPods, v.queueSize, v.kvCache, v.runningRequests];
   const lines: string[] = [];
   names.forEach((name, i) => {
@@ -54,6 +65,15 @@ export function poolMetricsText(
     lines.push(`# HELP ${name} ${name} help`, `# TYPE ${name} gauge`, `${name}{name="${pool}"} ${value}`);
   });
   return lines.join('\n') + '\n';
+}
+
+/** 401 without a bearer token (or, with `token`, without that one), 403 for a token not in `tokens`; undefined when allowed. */
+function authFailure(authorization: string | undefined, o: Pick<FakeMetricsServerOptions, 'token' | 'tokens'>): 401 | 403 | undefined {
+  if (o.token !== undefined && authorization !== `Bearer ${o.token}`) return 401;
+  if (o.tokens === undefined) return undefined;
+  const m = /^Bearer (.+)$/.exec(authorization ?? '');
+  if (!m) return 401;
+  return o.tokens.includes(m[1]!) ? undefined : 403;
 }
 
 export async function startFakeMetricsServer(opts: FakeMetricsServerOptions = {}): Promise<FakeMetricsServer> {
@@ -70,9 +90,10 @@ export async function startFakeMetricsServer(opts: FakeMetricsServerOptions = {}
     lastAuthorization = req.headers.authorization;
     if (o.hang) return; // never answers; the socket stays open until stop()
     const answer = () => {
-      if (o.token !== undefined && req.headers.authorization !== `Bearer ${o.token}`) {
+      const refused = authFailure(req.headers.authorization, o);
+      if (refused !== undefined) {
         unauthorized++;
-        res.writeHead(401, { 'content-type': 'text/plain' }).end('unauthorized\n');
+        res.writeHead(refused, { 'content-type': 'text/plain' }).end(refused === 401 ? 'unauthorized\n' : 'forbidden\n');
         return;
       }
       if (req.url !== o.path) {
@@ -114,6 +135,7 @@ export async function startFakeMetricsServer(opts: FakeMetricsServerOptions = {}
     setDelayMs(ms) { o.delayMs = ms; },
     setHang(v) { o.hang = v; },
     setToken(t) { o.token = t; },
+    setTokens(t) { o.tokens = t; },
     async stop() {
       for (const t of timers) clearTimeout(t);
       for (const s of sockets) s.destroy();

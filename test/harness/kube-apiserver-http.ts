@@ -38,6 +38,9 @@ export interface ApiState {
   readonly uninstalled: ReadonlySet<string>;
   readonly forbidden: ReadonlySet<string>;
   runHooks(ctx: WriteContext): Promise<void>;
+  /** True when this request is to be read and never answered (the connection stays open). */
+  hangs(r: RequestRecord): boolean;
+  hold(res: ServerResponse): void;
   addWatch(w: WatchStream, res: ServerResponse): void;
 }
 
@@ -74,10 +77,11 @@ export async function handleRequest(s: ApiState, req: IncomingMessage, res: Serv
   const url = new URL(req.url ?? '/', 'http://localhost');
   const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
   let t: Target | undefined;
+  let record: RequestRecord | undefined;
   try {
     t = parse(s, url);
   } finally {
-    s.requests.push({
+    record = {
       method: req.method ?? 'GET',
       plural: t?.def.plural,
       namespace: t?.namespace,
@@ -85,7 +89,13 @@ export async function handleRequest(s: ApiState, req: IncomingMessage, res: Serv
       subresource: t?.subresource,
       watch,
       contentType: req.headers['content-type'],
-    });
+    };
+    s.requests.push(record);
+  }
+  if (s.hangs(record)) {
+    req.resume();
+    s.hold(res);
+    return;
   }
   if (s.token !== undefined && req.headers.authorization !== `Bearer ${s.token}`) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
   const { def, namespace, name, subresource } = t;

@@ -1,6 +1,6 @@
 /** The API server stand-in behaves like kube-apiserver for what the router uses (raw HTTP). */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KubeApiServer } from './kube-apiserver.js';
+import { KubeApiServer, isList } from './kube-apiserver.js';
 import { jsonPatch, mergePatch } from './kube-apiserver-patch.js';
 
 let server: KubeApiServer;
@@ -132,5 +132,25 @@ describe('patch helpers', () => {
     const doc = { a: [1, 2], b: { c: 1 } };
     expect(jsonPatch(doc, [{ op: 'add', path: '/a/-', value: 3 }, { op: 'remove', path: '/a/0' }, { op: 'replace', path: '/b/c', value: 2 }, { op: 'copy', from: '/b', path: '/d' }, { op: 'move', from: '/d/c', path: '/e' }, { op: 'test', path: '/e', value: 2 }])).toEqual({ a: [2, 3], b: { c: 2 }, d: {}, e: 2 });
     expect(doc).toEqual({ a: [1, 2], b: { c: 1 } });
+  });
+});
+
+describe('hang()', () => {
+  it('holds matching requests unanswered (connection open), answers the rest, and down() drops the held ones', async () => {
+    server.create('inferencepools', pool('p1'));
+    const release = server.hang(isList);
+    const listing = fetch(`${server.url}${POOLS}`).then(
+      (r) => r.status,
+      () => 'dropped',
+    );
+    expect((await call('GET', `${POOLS}/p1`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(server.heldCount).toBe(1);
+    release();
+    expect((await call('GET', POOLS)).status).toBe(200);
+    expect(server.heldCount).toBe(1);
+    await server.down();
+    expect(await listing).toBe('dropped');
+    expect(server.heldCount).toBe(0);
   });
 });

@@ -4,7 +4,8 @@
  * limit/continue), chunked watch streams (ADDED/MODIFIED/DELETED/BOOKMARK, 410
  * Gone), GET/PUT/PATCH/POST/DELETE on objects and on /status with
  * resourceVersion conflicts, Leases, per-resource 403, "CRD not installed" 404,
- * dropped watches and whole-server down/up on the same port.
+ * dropped watches, whole-server down/up on the same port, and requests that
+ * are read and never answered (a half-open server).
  */
 import type { Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
@@ -17,6 +18,9 @@ import type { WatchStream } from './kube-apiserver-watch.js';
 
 export { RESOURCES, type KubeObj, type RequestRecord, type WriteContext };
 export { writeKubeconfig, type KubeconfigOptions } from './kube-apiserver-kubeconfig.js';
+
+/** A LIST request (for hang()). */
+export const isList = (r: RequestRecord): boolean => r.method === 'GET' && !r.watch && r.name === undefined;
 
 export interface KubeApiServerOptions {
   /** Require "Authorization: Bearer <token>" (401 otherwise). */
@@ -35,6 +39,8 @@ export class KubeApiServer {
   private readonly uninstalled = new Set<string>();
   private readonly forbidden = new Set<string>();
   private readonly writeHooks: ((ctx: WriteContext) => void | Promise<void>)[] = [];
+  private readonly hangFilters = new Set<(r: RequestRecord) => boolean>();
+  private readonly held = new Set<ServerResponse>();
   goneMode: 'event' | 'http';
 
   constructor(private readonly options: KubeApiServerOptions = {}) {
@@ -56,6 +62,7 @@ export class KubeApiServer {
     this.server = undefined;
     if (!s) return;
     for (const w of this.watches) w.close('destroy');
+    for (const res of this.held) res.destroy();
     for (const sock of this.sockets) sock.destroy();
     await new Promise<void>((r) => s.close(() => r()));
   }
@@ -124,6 +131,22 @@ export class KubeApiServer {
 
   allow(plural: string): void {
     this.forbidden.delete(plural);
+  }
+
+  /**
+   * Requests matching `filter` (default: every request) are accepted and read but
+   * never answered; their connections stay open until the client gives up. E.g.
+   * `hang()`: the server accepts connections and never answers; `hang(isList)`:
+   * everything but lists is answered. Returns a remover (held requests stay held).
+   */
+  hang(filter: (r: RequestRecord) => boolean = () => true): () => void {
+    this.hangFilters.add(filter);
+    return () => this.hangFilters.delete(filter);
+  }
+
+  /** Requests currently held unanswered by hang(). */
+  get heldCount(): number {
+    return this.held.size;
   }
 
   /** Runs before each write request is applied (e.g. to make a concurrent change that causes a 409). Returns a remover. */
@@ -202,6 +225,11 @@ export class KubeApiServer {
       forbidden: this.forbidden,
       runHooks: async (ctx) => {
         for (const h of [...this.writeHooks]) await h(ctx);
+      },
+      hangs: (r) => [...this.hangFilters].some((f) => f(r)),
+      hold: (res) => {
+        this.held.add(res);
+        res.on('close', () => this.held.delete(res));
       },
       addWatch: (w: WatchStream, res: ServerResponse) => {
         this.watches.add(w);

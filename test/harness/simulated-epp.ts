@@ -1,6 +1,7 @@
 // Simulated GIE Endpoint Picker: a real grpc-js server on 127.0.0.1 serving
 // envoy.service.ext_proc.v3.ExternalProcessor (see epp-stream.ts) and grpc.health.v1.Health,
 // with faults switchable at runtime, counters for leak checks, kill and restart.
+// With `stock`, it behaves like a stock llm-d EPP (simulated-epp-stock.ts).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -24,9 +25,11 @@ import {
   type RequestCase,
   type ServingStatus,
 } from './protos.js';
+import { leaderHealthUpdates, stockHealth, StockMetrics, stockOptions, type StockEppOptions } from './simulated-epp-stock.js';
 
 export { DESTINATION_HEADER, SUBSET_KEY, SUBSET_NAMESPACE, SERVED_KEY } from './epp-stream.js';
-export type { CrashMode, ImmediateSpec, PickContext, PickResult, StreamEnd, StreamRecord };
+export type { CrashMode, ImmediateSpec, PickContext, PickResult, StreamEnd, StreamRecord, StockEppOptions };
+export { STOCK_HEALTH_SERVICES } from './simulated-epp-stock.js';
 
 const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
 /** The self-signed test certificate (CN localhost, SAN 127.0.0.1, ::1) and key. */
@@ -67,6 +70,12 @@ export interface SimulatedEppOptions {
   health?: Record<string, ServingStatus>;
   /** How many stream records to keep (default 200). */
   keepStreams?: number;
+  /**
+   * Behave like a stock llm-d EPP: no Health on the ext_proc port (UNIMPLEMENTED), Health on a
+   * separate port (STOCK_HEALTH_SERVICES, leader election), metrics under llm_d_epp_* on
+   * `metricsOrigin`/metrics, optionally token-protected. `health` still overrides single names.
+   */
+  stock?: StockEppOptions | boolean;
 }
 
 export interface EppCounters {
@@ -91,6 +100,11 @@ export interface SimulatedEpp {
   readonly address: string; // 127.0.0.1:port
   readonly port: number;
   readonly healthAddress: string;
+  /** Stock mode: the metrics endpoint's port and origin (http://127.0.0.1:port); undefined otherwise. */
+  readonly metricsPort: number | undefined;
+  readonly metricsOrigin: string | undefined;
+  /** Stock mode: scrapes refused for a missing or unknown token (401/403). */
+  readonly metricsUnauthorized: number;
   readonly counters: EppCounters;
   /** Most recent streams, oldest first. */
   readonly streams: StreamRecord[];
@@ -104,6 +118,10 @@ export interface SimulatedEpp {
   setCrash(mode: CrashMode | undefined): void;
   setResponseHeaders(h: Record<string, string> | undefined): void;
   setHealth(service: string, status: ServingStatus): void;
+  /** Stock mode: win or lose the leader lease (readiness, "" and ext_proc follow; liveness stays SERVING). */
+  setLeader(leader: boolean): void;
+  /** Stock mode: the pool metrics it exports (ready endpoints default to the endpoint count). */
+  setPoolMetrics(v: NonNullable<StockEppOptions['metrics']>): void;
   resetCounters(): void;
   /** forceShutdown: every open stream is reset, the port closes. */
   kill(): Promise<void>;
@@ -138,7 +156,9 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
   const streams: StreamRecord[] = [];
   let nextId = 1;
   let rr = 0;
-  const health = new Map<string, ServingStatus>(HEALTH_SERVICES.map((s) => [s, 'SERVING']));
+  const stock = stockOptions(o.stock);
+  const health = stock ? stockHealth(stock.leader ?? true) : new Map<string, ServingStatus>(HEALTH_SERVICES.map((s) => [s, 'SERVING']));
+  const metrics = stock ? new StockMetrics(stock, () => o.endpoints.length) : undefined;
   for (const [k, v] of Object.entries(o.health ?? {})) health.set(k, v);
   const watchers = new Map<string, Set<grpc.ServerWritableStream<unknown, unknown>>>();
   const max = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -225,30 +245,42 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
   const listen = async (): Promise<void> => {
     server = new grpc.Server(serverOptions);
     server.addService(ExternalProcessorService, { Process: process as grpc.handleBidiStreamingCall<unknown, unknown> });
-    server.addService(HealthService, healthImpl);
+    if (!stock) server.addService(HealthService, healthImpl);
     port = await bind(server, port, creds());
-    if (o.separateHealthPort) {
+    await metrics?.start();
+    if (o.separateHealthPort || stock) {
       healthServer = new grpc.Server();
       healthServer.addService(HealthService, healthImpl);
       healthPort = await bind(healthServer, healthPort, grpc.ServerCredentials.createInsecure());
     }
   };
-  const shutdown = (): void => {
+  const shutdown = async (): Promise<void> => {
     for (const set of watchers.values()) for (const w of set) w.end();
     watchers.clear();
     server?.forceShutdown();
     healthServer?.forceShutdown();
     server = healthServer = undefined;
+    await metrics?.stop();
+  };
+  const setHealth = (service: string, status: ServingStatus): void => {
+    health.set(service, status);
+    for (const w of watchers.get(service) ?? []) w.write({ status: SERVING_STATUS[status] });
   };
   await listen();
 
   return {
     get address() { return `127.0.0.1:${port}`; },
     get port() { return port; },
-    get healthAddress() { return `127.0.0.1:${o.separateHealthPort ? healthPort : port}`; },
+    get healthAddress() { return `127.0.0.1:${o.separateHealthPort || stock ? healthPort : port}`; },
+    get metricsPort() { return metrics?.metricsPort; },
+    get metricsOrigin() { return metrics?.origin; },
+    get metricsUnauthorized() { return metrics?.unauthorized ?? 0; },
     get counters() { return counters; },
     streams,
-    setEndpoints(e) { o.endpoints = e.slice(); },
+    setEndpoints(e) {
+      o.endpoints = e.slice();
+      metrics?.refresh();
+    },
     setPicker(p) { o.picker = p; },
     setListSize(n) { o.listSize = n; },
     setRequireModel(v) { o.requireModel = v; },
@@ -257,13 +289,17 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
     setHang(v) { o.hang = v; },
     setCrash(mode) { o.crash = mode; },
     setResponseHeaders(h) { o.responseHeaders = h; },
-    setHealth(service, status) {
-      health.set(service, status);
-      for (const w of watchers.get(service) ?? []) w.write({ status: SERVING_STATUS[status] });
+    setHealth,
+    setLeader(leader) {
+      for (const [s, status] of leaderHealthUpdates(leader)) setHealth(s, status);
+    },
+    setPoolMetrics(v) {
+      if (!metrics) throw new Error('setPoolMetrics needs a stock EPP');
+      metrics.set(v);
     },
     resetCounters() { counters = { ...zeroCounters(), openStreams: counters.openStreams }; },
-    async kill() { shutdown(); },
+    async kill() { await shutdown(); },
     async restart() { if (!server) await listen(); },
-    async stop() { shutdown(); },
+    async stop() { await shutdown(); },
   };
 }

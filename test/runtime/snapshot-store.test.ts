@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { SnapshotStore, type SnapshotObserver } from '../../src/runtime/snapshot-store.js';
@@ -67,6 +68,18 @@ describe('SnapshotStore', () => {
     expect(store.sourceErrors().size).toBe(0);
     await tick();
     expect(store.snapshot()?.version).toBe(2);
+  });
+
+  it('logs a rejection as one; an unavailable API server (connect, auth, missing CRD) is no rejection', () => {
+    const lines: { level: number; msg: string }[] = [];
+    const capture = pino({ level: 'debug' }, { write: (l: string) => lines.push(JSON.parse(l) as { level: number; msg: string }) });
+    const store = new SnapshotStore(config(), capture, recorder());
+    for (const reason of ['connect', 'auth', 'missing-crd'] as const) store.reportError({ cluster: 'cluster-b', reason, message: 'down', errors: [] });
+    expect(lines.map((l) => [l.level, l.msg])).toEqual(
+      Array.from({ length: 3 }, () => [20, 'cluster cluster-b unavailable, its last known state keeps serving: down']),
+    );
+    store.reportError({ cluster: 'cluster-a', reason: 'invalid', message: 'bad', errors: [] });
+    expect(lines.at(-1)).toMatchObject({ level: 50, msg: 'change to cluster cluster-a rejected, last good state keeps serving: bad' });
   });
 
   it('a throwing listener does not stop the others or the swap', async () => {

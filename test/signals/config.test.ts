@@ -23,8 +23,12 @@ describe('signals config', () => {
       unhealthyThreshold: 3,
     });
     expect(c.epp.metrics).toMatchObject({ enabled: true, port: 9090, path: '/metrics', scheme: 'http', intervalMs: 5000, timeoutMs: 2000, tls: { insecureSkipVerify: false }, services: [] });
-    expect(c.epp.metrics.names.readyPods).toEqual(['inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints']);
-    expect(c.epp.metrics.names.kvCache).toEqual(['inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization']);
+    expect(c.epp.metrics.names).toEqual({
+      readyPods: ['llm_d_epp_ready_endpoints', 'inference_pool_ready_pods', 'llm_d_router_epp_ready_endpoints'],
+      queueSize: ['llm_d_epp_average_queue_size', 'inference_pool_average_queue_size', 'llm_d_router_epp_average_queue_size'],
+      kvCache: ['llm_d_epp_average_kv_cache_utilization', 'inference_pool_average_kv_cache_utilization', 'llm_d_router_epp_average_kv_cache_utilization'],
+      runningRequests: ['llm_d_epp_average_running_requests', 'inference_pool_average_running_requests', 'llm_d_router_epp_average_running_requests'],
+    });
     expect(c.parentProbe).toMatchObject({ mode: 'tcp', intervalMs: 2000, timeoutMs: 1000 });
   });
 
@@ -71,5 +75,41 @@ describe('planCandidate', () => {
     expect(bare.health).toBeUndefined();
     expect(bare.metrics).toBeUndefined();
     expect(bare.parent?.key).toBe(withEpp.parent?.key);
+  });
+});
+
+describe('scrape credentials config', () => {
+  const cluster = (metrics: object, source: object = { manifests: { paths: ['x'] } }) => clusterSchema.safeParse({ name: 'b', ...source, epp: { metrics } });
+
+  it('refuses a bearerTokenFile over plain http unless allowTokenOverPlainHttp, naming the member and field', () => {
+    const r = cluster({ bearerTokenFile: '/t' });
+    expect(r.success).toBe(false);
+    const issue = r.error!.issues[0]!;
+    expect(issue.path).toEqual(['epp', 'metrics', 'bearerTokenFile']);
+    expect(issue.message).toMatch(/cluster "b".*allowTokenOverPlainHttp/);
+    expect(cluster({ bearerTokenFile: '/t', allowTokenOverPlainHttp: true }).success).toBe(true);
+    expect(cluster({ bearerTokenFile: '/t', scheme: 'https' }).success).toBe(true);
+  });
+
+  it('client certificate files come in pairs (EPP TLS and scrapes)', () => {
+    expect(cluster({ scheme: 'https', tls: { certFile: '/c' } }).error?.issues[0]?.path).toEqual(['epp', 'metrics', 'tls', 'keyFile']);
+    expect(clusterSchema.safeParse({ name: 'b', manifests: { paths: ['x'] }, epp: { tls: { keyFile: '/k' } } }).error?.issues[0]?.path).toEqual(['epp', 'tls', 'certFile']);
+  });
+
+  it("a Kubernetes member scrapes with its own credentials by default; bearerTokenFile overrides", () => {
+    const cfg = routerConfigSchema.parse({
+      ...minimal,
+      clusters: [
+        { name: 'a', kubernetes: { inCluster: true }, epp: { metrics: { scheme: 'https' } } },
+        { name: 'b', kubernetes: { kubeconfig: '/k/b' }, epp: { metrics: { scheme: 'https' } } },
+        { name: 'c', kubernetes: { kubeconfig: '/k/c' }, epp: { metrics: { scheme: 'https', bearerTokenFile: '/t/c' } } },
+        { name: 'd', manifests: { paths: ['x'] } },
+      ],
+    });
+    const tokenOf = (cluster: string) => planCandidate(viaEpp(cluster, 'p', eppTarget(cluster, '10.0.0.1:9002')), cfg).metrics?.settings.bearerToken;
+    expect(tokenOf('a')).toEqual({ file: '/var/run/secrets/kubernetes.io/serviceaccount/token' });
+    expect(tokenOf('b')).toMatchObject({ kubeconfig: { kubeconfig: '/k/b' } });
+    expect(tokenOf('c')).toEqual({ file: '/t/c' });
+    expect(tokenOf('d')).toBeUndefined();
   });
 });

@@ -57,10 +57,44 @@ describe('HealthProber', () => {
     ]);
   });
 
-  it('NOT_SERVING and unknown services are answers (reached); the reasons say which', async () => {
-    const e = await epp({ health: { [EXT_PROC]: 'NOT_SERVING' } });
-    expect(await prober(e.address).probeOnce()).toMatchObject({ ok: false, reached: true, reason: 'not-serving' });
-    expect(await prober(e.address, { service: 'no-such-service' }).probeOnce()).toMatchObject({ ok: false, reached: true, reason: 'service-unknown' });
+  it('NOT_SERVING is a failing answer (reached); unknown services are answers offering no health signal', async () => {
+    const e = await epp({ health: { [EXT_PROC]: 'NOT_SERVING', odd: 'SERVICE_UNKNOWN' } });
+    const notServing = await prober(e.address).probeOnce();
+    expect(notServing).toMatchObject({ ok: false, reached: true, reason: 'not-serving' });
+    expect(notServing.unsupported).toBeUndefined();
+    expect(await prober(e.address, { service: 'no-such-service' }).probeOnce()).toMatchObject({ ok: false, reached: true, reason: 'service-unknown', unsupported: 'NOT_FOUND' });
+    expect(await prober(e.address, { service: 'odd' }).probeOnce()).toMatchObject({ ok: false, reached: true, reason: 'service-unknown', unsupported: 'SERVICE_UNKNOWN' });
+  });
+
+  it("a stock EPP's ext_proc port (no Health service) answers UNIMPLEMENTED: status unsupported, never unhealthy", async () => {
+    const e = await epp({ stock: true });
+    const states: ProbeState[] = [];
+    await new Promise<void>((resolve) => {
+      prober(e.address, { unhealthyThreshold: 2 }, (_o, st) => {
+        states.push(st);
+        if (states.length === 4) resolve();
+      }).start();
+    });
+    for (const st of states) expect(st).toMatchObject({ status: 'unsupported', code: 'UNIMPLEMENTED', reachable: true, lastError: 'unimplemented' });
+    // Its health port answers, and NOT_SERVING there (a follower's readiness) still gates.
+    expect(await prober(e.healthAddress, { service: 'readiness' }).probeOnce()).toMatchObject({ ok: true });
+    e.setLeader(false);
+    expect(await prober(e.healthAddress, { service: 'readiness' }).probeOnce()).toMatchObject({ ok: false, reason: 'not-serving' });
+    expect(await prober(e.healthAddress, { service: 'liveness' }).probeOnce()).toMatchObject({ ok: true });
+  });
+
+  it('after "unsupported", the thresholds start over: a first SERVING is healthy at once', async () => {
+    const e = await epp({ health: { [EXT_PROC]: 'SERVICE_UNKNOWN' } });
+    const seen: string[] = [];
+    await new Promise<void>((resolve) => {
+      prober(e.address, {}, (_o, st) => {
+        seen.push(st.status);
+        if (seen.length === 2) e.setHealth(EXT_PROC, 'SERVING');
+        if (seen.at(-1) === 'healthy') resolve();
+      }).start();
+    });
+    expect(seen.slice(0, 2)).toEqual(['unsupported', 'unsupported']);
+    expect(seen.filter((x) => x !== 'unsupported')).toEqual(['healthy']);
   });
 
   it('probes a separate health port and service name (GIE 9003, "inference-extension")', async () => {

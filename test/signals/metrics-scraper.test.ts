@@ -61,6 +61,17 @@ describe('MetricsScraper', () => {
     expect(s.state().pools.get('p')).toEqual({ readyPods: 1 });
   });
 
+  it('reads the current llm_d_epp_* names first: over the deprecated inference_pool_* and the pre-release names', async () => {
+    const srv = await server({ payload: poolMetricsText('p', { readyPods: 3, queueSize: 6, kvCache: 0.7, runningRequests: 2 }, 'epp') });
+    const s = scraper(srv.origin);
+    expect((await s.scrapeOnce()).ok).toBe(true);
+    expect(s.state().pools.get('p')).toEqual({ readyPods: 3, queueSize: 6, kvCache: 0.7, runningRequests: 2 });
+
+    srv.setPayload(poolMetricsText('p', { readyPods: 9, queueSize: 9 }, 'llmd') + poolMetricsText('p', { readyPods: 8, queueSize: 8 }, 'gie') + poolMetricsText('p', { readyPods: 1, queueSize: 1 }, 'epp'));
+    await s.scrapeOnce();
+    expect(s.state().pools.get('p')).toEqual({ readyPods: 1, queueSize: 1 });
+  });
+
   it('custom metric names', async () => {
     const srv = await server({ payload: 'my_ready{name="p"} 4\n' });
     const s = scraper(srv.origin, { names: { ...DEFAULT_POOL_METRIC_NAMES, readyPods: ['my_ready'] } });
@@ -73,7 +84,7 @@ describe('MetricsScraper', () => {
     const file = join(dir, 'token');
     writeFileSync(file, 'token-one\n');
     const srv = await server({ payload: poolMetricsText('p', { readyPods: 1 }), token: 'token-one' });
-    const s = scraper(srv.origin, { bearerTokenFile: file });
+    const s = scraper(srv.origin, { bearerToken: { file }, allowTokenOverPlainHttp: true });
     expect((await s.scrapeOnce()).ok).toBe(true);
     expect(srv.lastAuthorization).toBe('Bearer token-one');
 
@@ -93,7 +104,7 @@ describe('MetricsScraper', () => {
 
   it('a missing token file is a failed scrape', async () => {
     const srv = await server({ payload: 'a 1\n' });
-    const s = scraper(srv.origin, { bearerTokenFile: '/nonexistent/token' });
+    const s = scraper(srv.origin, { bearerToken: { file: '/nonexistent/token' }, allowTokenOverPlainHttp: true });
     expect(await s.scrapeOnce()).toMatchObject({ ok: false, reason: 'token' });
     expect(srv.requests).toBe(0);
   });

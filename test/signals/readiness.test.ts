@@ -11,6 +11,7 @@ const probe = (p: Partial<ProbeState>): { state: ProbeState; staleMs: number } =
 });
 const HEALTHY = probe({ status: 'healthy', reachable: true, everReached: true });
 const NOT_SERVING = probe({ status: 'unhealthy', reachable: true, everReached: true, lastError: 'not-serving' });
+const UNSUPPORTED = probe({ status: 'unsupported', code: 'UNIMPLEMENTED', reachable: true, everReached: true, lastError: 'unimplemented' });
 const NEVER_REACHED = probe({ status: 'unhealthy', reachable: false, everReached: false, lastError: 'timeout' });
 const metrics = (pools: Record<string, object>, ageMs = 1000): { state: ScrapeState; pool: string; staleMs: number } => ({
   state: { lastSuccessAt: NOW - ageMs, pools: new Map(Object.entries(pools)), consecutiveFailures: 0 },
@@ -30,6 +31,9 @@ describe('computeSignals: Endpoint mode (via epp)', () => {
     ['health result stale -> unknown', { health: { ...HEALTHY, state: { ...HEALTHY.state, lastProbeAt: NOW - 8_000 } } }, 'unknown'],
     ['stale 0 ready pods are ignored', { health: HEALTHY, metrics: metrics({ p: { readyPods: 0 } }, 16_000) }, 'ready'],
     ['other pool in the payload only', { metrics: metrics({ q: { readyPods: 0 } }) }, 'unknown'],
+    ['no health signal (UNIMPLEMENTED), ready pods > 0', { health: UNSUPPORTED, metrics: metrics({ p: { readyPods: 2 } }) }, 'ready'],
+    ['no health signal (UNIMPLEMENTED), 0 ready pods', { health: UNSUPPORTED, metrics: metrics({ p: { readyPods: 0 } }) }, 'not-ready'],
+    ['no health signal and no metrics', { health: UNSUPPORTED }, 'unknown'],
   ] as const)('%s', (_n, inputs, ready) => {
     expect(sig(inputs as Partial<CandidateInputs>).ready).toBe(ready);
   });
@@ -45,6 +49,11 @@ describe('computeSignals: Endpoint mode (via epp)', () => {
   it('stale metrics are unknown: values and saturation dropped, age kept', () => {
     const s = sig({ metrics: metrics({ p: { readyPods: 3, queueSize: 60 } }, 15_001) });
     expect(s).toEqual({ ready: 'unknown', ejected: false, source: 'none', reason: 'no-signal', ageMs: 15_001 });
+  });
+
+  it('no health signal: says so while nothing else decides, else the metrics are the source', () => {
+    expect(sig({ health: UNSUPPORTED })).toEqual({ ready: 'unknown', ejected: false, source: 'none', reason: 'health:unsupported' });
+    expect(sig({ health: UNSUPPORTED, metrics: metrics({ p: { readyPods: 1 } }) })).toMatchObject({ source: 'epp-metrics', reason: 'metrics:ready-pods' });
   });
 
   it('ejected is carried independently of readiness', () => {

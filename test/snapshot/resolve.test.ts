@@ -53,7 +53,7 @@ describe('EPP resolution', () => {
       source: 'clusterIP',
       tls: cfg.clusters[0]!.epp.tls,
     });
-    expect(candidate!.epp!.tls).toMatchObject({ enabled: true, insecureSkipVerify: true });
+    expect(candidate!.epp!.tls).toMatchObject({ enabled: true, insecureSkipVerify: false });
   });
 
   it('prefers loadBalancer ingress ip, then hostname, then externalIPs, then clusterIP', () => {

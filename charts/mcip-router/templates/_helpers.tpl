@@ -76,3 +76,89 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "/var/run/secrets/mcip-router/members/%s" . }}
 {{- end }}
 
+
+{{/* Where a member's credential Secrets are mounted (argument: the member's name). */}}
+{{- define "mcip-router.credentialsDir" -}}
+{{- printf "/var/run/secrets/mcip-router/credentials/%s" . }}
+{{- end }}
+
+{{/*
+A member's router config `epp` block: its `epp` values with the files of its credential
+Secrets filled in (argument: dict "name" "epp" "credentials"). Values the operator set win.
+*/}}
+{{- define "mcip-router.memberEpp" -}}
+{{- $dir := include "mcip-router.credentialsDir" .name -}}
+{{- $c := .credentials | default dict -}}
+{{- $fill := dict -}}
+{{- with $c.eppTls -}}
+{{- if .secretName -}}
+{{- $tls := dict -}}
+{{- if .ca }}{{ $_ := set $tls "caFile" (printf "%s/epp-tls/ca.crt" $dir) }}{{ end -}}
+{{- if .clientCert }}{{ $_ := set $tls "certFile" (printf "%s/epp-tls/tls.crt" $dir) }}{{ $_ := set $tls "keyFile" (printf "%s/epp-tls/tls.key" $dir) }}{{ end -}}
+{{- $_ := set $fill "tls" $tls -}}
+{{- end -}}
+{{- end -}}
+{{- $metrics := dict -}}
+{{- with $c.metricsTls -}}
+{{- if .secretName -}}
+{{- $tls := dict -}}
+{{- if .ca }}{{ $_ := set $tls "caFile" (printf "%s/metrics-tls/ca.crt" $dir) }}{{ end -}}
+{{- if .clientCert }}{{ $_ := set $tls "certFile" (printf "%s/metrics-tls/tls.crt" $dir) }}{{ $_ := set $tls "keyFile" (printf "%s/metrics-tls/tls.key" $dir) }}{{ end -}}
+{{- $_ := set $metrics "tls" $tls -}}
+{{- end -}}
+{{- end -}}
+{{- with $c.metricsToken -}}
+{{- if .secretName }}{{ $_ := set $metrics "bearerTokenFile" (printf "%s/metrics-token/token" $dir) }}{{ end -}}
+{{- end -}}
+{{- if $metrics }}{{ $_ := set $fill "metrics" $metrics }}{{ end -}}
+{{- toYaml (mergeOverwrite $fill (deepCopy (.epp | default dict))) -}}
+{{- end }}
+
+{{/* Volumes of a member's credential Secrets, 0440 (argument: dict "id" "credentials"). */}}
+{{- define "mcip-router.credentialVolumes" -}}
+{{- $id := .id -}}
+{{- $c := .credentials | default dict -}}
+{{- with $c.eppTls }}{{ if .secretName }}
+- name: creds-{{ $id }}-epp-tls
+  secret:
+    secretName: {{ .secretName }}
+    defaultMode: 288
+{{- end }}{{ end }}
+{{- with $c.metricsTls }}{{ if .secretName }}
+- name: creds-{{ $id }}-metrics-tls
+  secret:
+    secretName: {{ .secretName }}
+    defaultMode: 288
+{{- end }}{{ end }}
+{{- with $c.metricsToken }}{{ if .secretName }}
+- name: creds-{{ $id }}-metrics-token
+  secret:
+    secretName: {{ .secretName }}
+    defaultMode: 288
+    items:
+      - key: {{ default "token" .key }}
+        path: token
+{{- end }}{{ end }}
+{{- end }}
+
+{{/* The router's mounts of those volumes (argument: dict "id" "name" "credentials"). */}}
+{{- define "mcip-router.credentialMounts" -}}
+{{- $id := .id -}}
+{{- $dir := include "mcip-router.credentialsDir" .name -}}
+{{- $c := .credentials | default dict -}}
+{{- with $c.eppTls }}{{ if .secretName }}
+- name: creds-{{ $id }}-epp-tls
+  mountPath: {{ $dir }}/epp-tls
+  readOnly: true
+{{- end }}{{ end }}
+{{- with $c.metricsTls }}{{ if .secretName }}
+- name: creds-{{ $id }}-metrics-tls
+  mountPath: {{ $dir }}/metrics-tls
+  readOnly: true
+{{- end }}{{ end }}
+{{- with $c.metricsToken }}{{ if .secretName }}
+- name: creds-{{ $id }}-metrics-token
+  mountPath: {{ $dir }}/metrics-token
+  readOnly: true
+{{- end }}{{ end }}
+{{- end }}

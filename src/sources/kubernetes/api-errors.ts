@@ -1,12 +1,14 @@
 /**
  * Classifies failures from the Kubernetes API (generated clients throw
- * ApiException with `code`, Watch reports `statusCode`, transport errors have
- * neither) into the reasons the router reports.
+ * ApiException with `code`, a refused watch carries `statusCode`, transport
+ * errors have neither; a request that ran out of time is a TimeoutError, whose
+ * DOMException `code` is not an HTTP status) into the reasons the router reports.
  */
+import { RequestTimeoutError } from './api-access.js';
 import type { ResourceSpec } from './resources.js';
 import { resourceName } from './resources.js';
 
-export type FailureReason = 'connect' | 'auth' | 'missing-crd' | 'gone' | 'conflict' | 'not-found' | 'internal';
+export type FailureReason = 'connect' | 'timeout' | 'auth' | 'missing-crd' | 'gone' | 'conflict' | 'not-found' | 'internal';
 
 export interface Failure {
   readonly reason: FailureReason;
@@ -14,11 +16,18 @@ export interface Failure {
   readonly message: string;
 }
 
+const isHttpStatus = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 100 && v <= 599;
+
+/** A request that ran out of time (ours, undici's or a DOMException 'TimeoutError'). */
+export function isTimeout(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'TimeoutError' || (err.cause instanceof Error && err.cause.name === 'TimeoutError'));
+}
+
 export function httpStatusOf(err: unknown): number | undefined {
-  if (!err || typeof err !== 'object') return undefined;
+  if (!err || typeof err !== 'object' || isTimeout(err) || (err as Error).name === 'AbortError') return undefined;
   const e = err as { code?: unknown; statusCode?: unknown };
-  if (typeof e.statusCode === 'number') return e.statusCode;
-  if (typeof e.code === 'number') return e.code;
+  if (isHttpStatus(e.statusCode)) return e.statusCode;
+  if (isHttpStatus(e.code)) return e.code;
   return undefined;
 }
 
@@ -39,7 +48,8 @@ function serverMessage(err: unknown): string | undefined {
   return undefined;
 }
 
-function transportMessage(err: unknown): string {
+/** An error and its cause's code (ECONNREFUSED, ...) or message. */
+export function transportMessage(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = (err as { cause?: unknown }).cause;
   const c = cause instanceof Error ? `: ${(cause as NodeJS.ErrnoException).code ?? cause.message}` : '';
@@ -48,10 +58,15 @@ function transportMessage(err: unknown): string {
 
 /** `spec` names the resource, so a 404 on a collection reads as "CRD not installed". */
 export function classifyError(err: unknown, spec?: ResourceSpec): Failure {
+  const what = spec ? `${spec.kind} (${resourceName(spec)})` : 'request';
+  if (isTimeout(err)) {
+    const cause = (err as Error).cause;
+    const own = err instanceof RequestTimeoutError ? err : cause instanceof RequestTimeoutError ? cause : undefined;
+    return { reason: 'timeout', message: `${what}: ${own?.message ?? 'request timed out'}` };
+  }
   const status = httpStatusOf(err);
   if (status === undefined) return { reason: 'connect', message: transportMessage(err) };
   const detail = serverMessage(err) ?? (err instanceof Error ? err.message : String(err));
-  const what = spec ? `${spec.kind} (${resourceName(spec)})` : 'request';
   switch (status) {
     case 401:
       return { reason: 'auth', status, message: `${what}: unauthorized (401): credentials rejected` };

@@ -8,14 +8,17 @@
  * - Failures (transport, 401/403, 404 = CRD not installed, 5xx) -> status
  *   "failed" and a retry after exponential backoff with jitter; the last known
  *   objects stay in the store (except for a missing CRD: its objects are gone).
- * - A client-side watch timeout or a clean server close -> immediate re-watch.
+ * - A watch that was established and then ends (server close, dropped
+ *   connection, our idle or lifetime bound) is routine: logged at debug and
+ *   resumed at once, the status stays "synced". Only a watch the server does
+ *   not accept (no 200 within the request timeout, an HTTP error) is a failure.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Watch } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { DecodeResult } from '../../model/types.js';
+import type { WatchFn } from './api-access.js';
 import type { Failure } from './api-errors.js';
-import { classifyError, httpStatusOf } from './api-errors.js';
+import { classifyError, httpStatusOf, transportMessage } from './api-errors.js';
 import type { Backoff, TokenBucket } from './backoff.js';
 import type { ListFn, RawObject } from './lister.js';
 import type { ResourceSpec } from './resources.js';
@@ -35,7 +38,7 @@ export interface InformerDeps {
   readonly spec: ResourceSpec;
   readonly namespace: string | undefined;
   readonly list: ListFn;
-  readonly watch: Watch;
+  readonly watch: WatchFn;
   readonly backoff: Backoff;
   readonly limiter: TokenBucket;
   readonly decode: (raw: RawObject, spec: ResourceSpec) => DecodeResult;
@@ -47,7 +50,7 @@ export interface InformerDeps {
   readonly watchTimeoutSeconds?: number;
 }
 
-type WatchOutcome = { type: 'gone' } | { type: 'error'; err: unknown } | { type: 'ended'; events: number; ms: number };
+type WatchOutcome = { type: 'gone' } | { type: 'error'; err: unknown } | { type: 'ended'; events: number; ms: number; err: unknown };
 
 const keyOf = (raw: RawObject): string => `${String(raw.metadata?.namespace ?? '')}/${String(raw.metadata?.name ?? '')}`;
 const rvOf = (raw: RawObject): string => String(raw.metadata?.resourceVersion ?? '');
@@ -122,9 +125,11 @@ export class ResourceInformer {
         const failure = classifyError(outcome.err, this.d.spec);
         if (failure.reason === 'gone') this.needList = true;
         else await this.failAndWait(failure);
-      } else if (outcome.events === 0 && outcome.ms < 1000) {
+      } else {
+        const { events, ms, err } = outcome;
+        this.d.logger?.debug({ resource: this.d.spec.plural, events, ms, ...(err ? { err: transportMessage(err) } : {}) }, 'watch ended, resuming from the last resourceVersion');
         // A server that keeps closing watches at once: do not spin.
-        await this.sleep(this.d.backoff.next());
+        if (events === 0 && ms < 1000) await this.sleep(this.d.backoff.next());
       }
     }
   }
@@ -152,18 +157,17 @@ export class ResourceInformer {
       let serverError: unknown;
       let finished = false;
       let connected = false;
-      const done = (err: unknown): void => {
+      const done = (err: unknown, established = false): void => {
         if (finished) return;
         finished = true;
         this.abort = undefined;
-        // After the 200, an abort (ours) or the client's inactivity timeout is a normal end; before it, any error is a failure.
-        const aborted = err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
+        // After the 200, any end of the stream is routine (resumed); before it, any error is a failure.
         if (gone || httpStatusOf(err) === 410) resolve({ type: 'gone' });
         else if (serverError !== undefined) resolve({ type: 'error', err: serverError });
-        else if (err && (!aborted || !connected)) resolve({ type: 'error', err });
-        else resolve({ type: 'ended', events, ms: Date.now() - started });
+        else if (err && !connected && !established) resolve({ type: 'error', err });
+        else resolve({ type: 'ended', events, ms: Date.now() - started, err });
       };
-      const onEvent = (type: string, obj: RawObject): void => {
+      const onEvent = (type: string, obj: Record<string, unknown>): void => {
         if (finished) return;
         if (type === 'ERROR') {
           const code = (obj as { code?: unknown }).code;
@@ -183,7 +187,7 @@ export class ResourceInformer {
       };
       this.d.limiter
         .take()
-        .then(() => this.d.watch.watch(collectionPath(this.d.spec, this.d.namespace), query, onEvent, done))
+        .then(() => this.d.watch(collectionPath(this.d.spec, this.d.namespace), query, onEvent, done))
         .then((controller) => {
           if (finished || this.stopped) {
             controller.abort();

@@ -2,10 +2,12 @@
  * Builds a KubeConfig for one member cluster: the pod's service account
  * (inCluster), a kubeconfig file (e.g. mounted from a Secret) with an optional
  * context, or the default chain (KUBECONFIG, ~/.kube/config, in-cluster).
+ * Every request made through it is bounded in time (api-access.ts).
  */
 import { readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
-import type { KubernetesSourceConfig } from '../../config/schema.js';
+import { kubernetesSourceSchema, type KubernetesSourceInput } from '../../config/schema.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { BoundedKubeConfig } from './api-access.js';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -13,8 +15,25 @@ export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
 }
 
-export function loadKubeConfig(k: KubernetesSourceConfig): KubeConfig {
-  const kc = new KubeConfig();
+/** A member's kubernetes source settings, as written or as parsed (absent fields take the schema's defaults). */
+export type KubeConfigSettings = KubernetesSourceInput;
+
+export interface KubeConfigContext {
+  /** The member's name, for messages. */
+  readonly cluster?: string;
+  /** Called for settings that load but weaken security (insecure-skip-tls-verify). */
+  readonly warn?: (message: string) => void;
+}
+
+/**
+ * Loads the member's kubeconfig; `input` is validated and defaulted by the config schema (a
+ * parsed config passes through unchanged). Credential plugins (a user's `exec` command or an
+ * `auth-provider` other than a token file) run commands on this host: refused unless the
+ * member sets allowExecPlugins. `insecure-skip-tls-verify` is reported through warn.
+ */
+export function loadKubeConfig(input: KubernetesSourceInput, context: KubeConfigContext = {}): BoundedKubeConfig {
+  const k = kubernetesSourceSchema.parse(input);
+  const kc = new BoundedKubeConfig({ requestTimeoutMs: k.requestTimeoutMs, watchIdleTimeoutMs: k.watchIdleTimeoutMs });
   try {
     if (k.inCluster) {
       if (!process.env.KUBERNETES_SERVICE_HOST || !process.env.KUBERNETES_SERVICE_PORT) {
@@ -40,7 +59,43 @@ export function loadKubeConfig(k: KubernetesSourceConfig): KubeConfig {
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster?.server) throw new KubeConfigError(`the kubeconfig's current context "${kc.getCurrentContext()}" names no cluster server`);
+  const member = context.cluster === undefined ? '' : `cluster "${context.cluster}": `;
+  const plugin = credentialPlugin(kc);
+  if (plugin !== undefined && k.allowExecPlugins !== true) {
+    throw new KubeConfigError(
+      `${member}the kubeconfig user "${kc.getCurrentUser()?.name ?? ''}" uses ${plugin}, which runs a command on this host; ` +
+        'use a token or client certificate, or set clusters[].kubernetes.allowExecPlugins: true',
+    );
+  }
+  if (cluster.skipTLSVerify) {
+    context.warn?.(`${member}the kubeconfig sets insecure-skip-tls-verify: the API server's certificate is not verified`);
+  }
   return kc;
+}
+
+/** The credential plugin of the current user ("an exec plugin (cmd)", "the auth-provider gcp"), if any. */
+export function credentialPlugin(kc: KubeConfig): string | undefined {
+  const user = kc.getCurrentUser();
+  if (!user) return undefined;
+  const exec = user.exec as { command?: unknown } | undefined;
+  if (exec) return `an exec plugin (${typeof exec.command === 'string' ? exec.command : 'no command'})`;
+  const provider = user.authProvider as { name?: unknown } | undefined;
+  // client-node's own in-cluster user reads the service-account token file: no command.
+  if (provider && provider.name !== 'tokenFile') return `the auth-provider ${String(provider.name ?? '(unnamed)')}`;
+  return undefined;
+}
+
+/** Where a member's own bearer token comes from: a static token or a token file (in-cluster). */
+export type KubeToken = { readonly token: string } | { readonly tokenFile: string } | undefined;
+
+/** The current user's bearer token (metrics scrapes authenticate as the member's own identity). */
+export function kubeConfigToken(kc: KubeConfig): KubeToken {
+  const user = kc.getCurrentUser();
+  if (!user) return undefined;
+  if (user.token) return { token: user.token.trim() };
+  const provider = user.authProvider as { name?: unknown; config?: { tokenFile?: unknown } } | undefined;
+  if (provider?.name === 'tokenFile' && typeof provider.config?.tokenFile === 'string') return { tokenFile: provider.config.tokenFile };
+  return undefined;
 }
 
 /** The namespace the router's pod runs in (service account), if it runs in one. */

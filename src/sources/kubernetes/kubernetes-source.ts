@@ -10,11 +10,11 @@
  * - Lost contact or denied access ('connect', 'auth'): the last known objects
  *   keep serving with stale=true until every informer is back.
  */
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { decodeObject } from '../../model/decode.js';
 import type { DecodeResult, FieldError, KubeObject, ObjectKind } from '../../model/types.js';
 import type { ClusterState, ObjectSource, SourceError, SourceListener } from '../types.js';
+import type { BoundedKubeConfig } from './api-access.js';
 import { Backoff, TokenBucket } from './backoff.js';
 import { Coalescer } from './coalescer.js';
 import { ResourceInformer, type InformerStatus } from './informer.js';
@@ -23,8 +23,8 @@ import { RESOURCE_SPECS, collectionPath, resourceName, type ResourceSpec } from 
 
 export interface KubernetesSourceOptions {
   readonly cluster: string;
-  /** A KubeConfig, or a function building one (called in start(); a throw rejects start() with reason 'read'). */
-  readonly kubeConfig: KubeConfig | (() => KubeConfig);
+  /** A bounded KubeConfig (loadKubeConfig), or a function building one (called in start(); a throw rejects start() with reason 'read'). */
+  readonly kubeConfig: BoundedKubeConfig | (() => BoundedKubeConfig);
   readonly kinds: readonly ObjectKind[];
   /** Empty = all namespaces. */
   readonly namespaces: readonly string[];
@@ -66,7 +66,7 @@ export interface ResourceStatus {
 
 export class KubernetesSource implements ObjectSource {
   readonly cluster: string;
-  private kc: KubeConfig | undefined;
+  private kc: BoundedKubeConfig | undefined;
   private informers: ResourceInformer[] = [];
   private listener: SourceListener | undefined;
   private readonly coalescer: Coalescer;
@@ -83,8 +83,8 @@ export class KubernetesSource implements ObjectSource {
     this.coalescer = new Coalescer(() => this.emit(false), o.coalesceMs, o.coalesceMaxMs);
   }
 
-  /** The cluster's KubeConfig (available after start()). */
-  get kubeConfig(): KubeConfig | undefined {
+  /** The cluster's KubeConfig (available after start()); every request through it is bounded in time. */
+  get kubeConfig(): BoundedKubeConfig | undefined {
     return this.kc;
   }
 
@@ -111,7 +111,7 @@ export class KubernetesSource implements ObjectSource {
       throw new KubernetesSourceError(this.cluster, 'read', `cluster ${this.cluster}: ${err instanceof Error ? err.message : String(err)}`);
     }
     const list = this.o.list ?? createLister(this.kc);
-    const watch = new Watch(this.kc);
+    const watch = this.kc.watch;
     const limiter = new TokenBucket(this.o.qps, this.o.burst);
     const namespaces: (string | undefined)[] = this.o.namespaces.length > 0 ? [...this.o.namespaces] : [undefined];
     const timeout = this.o.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);

@@ -81,11 +81,29 @@ describe('deploy/crds/inferencepoolimports.yaml', () => {
     expect(structural(schema)).toEqual([]);
   });
 
-  it('has the upstream limits: 8 controllers keyed by name, 32 parents, 8 conditions', () => {
+  it('has the upstream shape: no spec, status subresource, no printer columns, 8 controllers keyed by name', () => {
+    expect(Object.keys(schema.properties).sort()).toEqual(['apiVersion', 'kind', 'metadata', 'status']);
+    expect(schema.properties.status.required).toEqual(['controllers']);
+    expect(version.additionalPrinterColumns).toBeUndefined();
     expect(controllers).toMatchObject({ maxItems: 8, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] });
-    expect(controllers.items.properties.parents.maxItems).toBe(32);
-    expect(controllers.items.properties.conditions.maxItems).toBe(8);
-    expect(controllers.items.properties.parents.items.properties.conditions.maxItems).toBe(8);
+    expect(Object.keys(controllers.items.properties).sort()).toEqual(['conditions', 'exportingClusters', 'name', 'parents']);
+    expect(controllers.items.required).toEqual(['name']);
+  });
+
+  it('has the upstream list semantics: exportingClusters and parents atomic (parents unlimited), conditions maps keyed on type (max 8)', () => {
+    const { exportingClusters, parents, conditions } = controllers.items.properties;
+    // No list type = atomic: the whole list is replaced on write, never merged per item.
+    expect(exportingClusters['x-kubernetes-list-type'] ?? 'atomic').toBe('atomic');
+    expect(exportingClusters.maxItems).toBeUndefined();
+    expect(parents['x-kubernetes-list-type']).toBe('atomic');
+    expect(parents.maxItems).toBeUndefined();
+    for (const c of [conditions, parents.items.properties.conditions]) {
+      expect(c).toMatchObject({ maxItems: 8, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
+      expect(c.items.required).toEqual(['lastTransitionTime', 'message', 'reason', 'status', 'type']);
+    }
+    expect(parents.items.properties.parentRef.properties.group).toMatchObject({ default: 'gateway.networking.k8s.io', minLength: 0, maxLength: 253 });
+    expect(parents.items.properties.parentRef.properties.kind).toMatchObject({ default: 'Gateway', minLength: 1, maxLength: 63 });
+    expect(validate(schema, { status: { controllers: [{ name: 'example.com/a', parents: Array.from({ length: 40 }, (_, i) => ({ parentRef: { name: `gw${i}` } })) }] } })).toEqual([]);
   });
 
   it('the name pattern agrees with the config ControllerName pattern', () => {
@@ -122,6 +140,7 @@ interface Rule {
   resources: string[];
   verbs: string[];
   resourceNames?: string[];
+  nonResourceURLs?: string[];
 }
 
 function grants(rules: Rule[], group: string, resource: string, verb: string): boolean {
@@ -140,6 +159,15 @@ function checkBindings(docs: Doc[]): void {
 }
 
 describe('deploy/rbac', () => {
+  it.each(['local', 'remote'])('%s: a ClusterRole of its own grants GET /metrics (EPP scrapes), bound to the router identity', (which) => {
+    const docs = load(`deploy/rbac/${which}.yaml`);
+    const role = docs.find((d) => d.kind === 'ClusterRole' && (d.rules as Rule[]).some((r) => r.nonResourceURLs !== undefined));
+    expect(role?.rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    const binding = docs.find((d) => d.kind === 'ClusterRoleBinding' && d.roleRef.name === role?.metadata.name);
+    const sa = docs.find((d) => d.kind === 'ServiceAccount');
+    expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: sa?.metadata.name, namespace: sa?.metadata.namespace }]);
+  });
+
   it('local: read the five kinds, write import status, leases in a Role', () => {
     const docs = load('deploy/rbac/local.yaml');
     docs.forEach(expectObject);

@@ -1,0 +1,148 @@
+/**
+ * The project's Kubernetes access layer: a KubeConfig whose every request to
+ * the API server is bounded in time, so a half-open connection or a server
+ * that accepts and never answers turns into a reported failure within seconds.
+ *
+ * - Generated API clients (`kc.makeApiClient(...)`: list pages, get, create,
+ *   patch, update, delete, Leases) abort after requestTimeoutMs, covering
+ *   connect, response headers and body alike.
+ * - watch(): the connect (until the 200) is bounded by requestTimeoutMs; once
+ *   streaming, an idle watchdog (no byte, events and bookmarks alike, for
+ *   watchIdleTimeoutMs) and a lifetime bound (the server-side timeoutSeconds
+ *   plus requestTimeoutMs) end it. Those ends are routine: done(null), and the
+ *   caller resumes from its last resourceVersion.
+ */
+import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { fetch } from 'undici';
+
+export interface RequestBounds {
+  readonly requestTimeoutMs: number;
+  readonly watchIdleTimeoutMs: number;
+}
+
+/** What a bounded request rejects with when the API server did not answer in time. */
+export class RequestTimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`no answer from the API server within ${timeoutMs} ms (request timed out)`);
+  }
+}
+
+/** The HTTP status of a watch request the server refused, with its Status body. */
+export class WatchRequestError extends Error {
+  override readonly name = 'WatchRequestError';
+  constructor(
+    readonly statusCode: number,
+    readonly body: string,
+  ) {
+    super(`watch refused: HTTP ${statusCode}`);
+  }
+}
+
+export type WatchEventHandler = (type: string, object: Record<string, unknown>) => void;
+/** `established`: the server had answered 200 (an end after that is routine, whatever ended it). */
+export type WatchDone = (err: unknown, established: boolean) => void;
+
+/**
+ * Starts a watch; resolves once the server answered 200 (or the attempt failed,
+ * `done` having been called with the error). `done` is called exactly once.
+ */
+export type WatchFn = (path: string, query: Readonly<Record<string, string | number | boolean>>, onEvent: WatchEventHandler, done: WatchDone) => Promise<AbortController>;
+
+/** An AbortSignal that fires a RequestTimeoutError after `ms` (its timer does not hold the process open). */
+export function timeoutSignal(ms: number): AbortSignal {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new RequestTimeoutError(ms)), ms).unref();
+  return controller.signal;
+}
+
+export class BoundedKubeConfig extends KubeConfig {
+  constructor(readonly bounds: RequestBounds) {
+    super();
+  }
+
+  /** Called by the generated clients for every request: adds the timeout next to the credentials. */
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    if (!context.getSignal()) context.setSignal(timeoutSignal(this.bounds.requestTimeoutMs));
+  }
+
+  readonly watch: WatchFn = async (path, query, onEvent, done) => {
+    const server = this.getCurrentCluster()?.server;
+    if (!server) throw new Error('the kubeconfig has no current cluster');
+    const url = new URL(server + path);
+    url.searchParams.set('watch', 'true');
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
+    const { requestTimeoutMs, watchIdleTimeoutMs } = this.bounds;
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let lifetime: NodeJS.Timeout | undefined;
+    let finished = false;
+    let established = false;
+    /** Our own routine end (idle or lifetime): not an error. */
+    let routine = false;
+    const arm = (ms: number, onFire: () => void): void => {
+      clearTimeout(timer);
+      timer = setTimeout(onFire, ms);
+      timer.unref();
+    };
+    const finish = (err: unknown): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      clearTimeout(lifetime);
+      controller.abort();
+      done(err, established);
+    };
+    const endRoutinely = (): void => {
+      routine = true;
+      controller.abort();
+    };
+    const context = new RequestContext(url.toString(), HttpMethod.GET);
+    await super.applySecurityAuthentication(context);
+    arm(requestTimeoutMs, () => controller.abort(new RequestTimeoutError(requestTimeoutMs)));
+    try {
+      const response = await fetch(url, { headers: context.getHeaders(), dispatcher: context.getDispatcher(), signal: controller.signal });
+      if (response.status !== 200) throw new WatchRequestError(response.status, (await response.text()).slice(0, 2000));
+      const body = response.body;
+      if (!body) throw new Error('watch response has no body');
+      established = true;
+      const seconds = Number(query.timeoutSeconds);
+      if (seconds > 0) {
+        lifetime = setTimeout(endRoutinely, seconds * 1000 + requestTimeoutMs);
+        lifetime.unref();
+      }
+      arm(watchIdleTimeoutMs, endRoutinely);
+      void pump(body, onEvent, () => arm(watchIdleTimeoutMs, endRoutinely)).then(
+        () => finish(null),
+        (err: unknown) => finish(routine || controller.signal.aborted ? null : err),
+      );
+    } catch (err) {
+      finish(err);
+    }
+    return controller;
+  };
+}
+
+/** Reads newline-delimited watch events; `onData` on every chunk (the idle watchdog). */
+async function pump(body: AsyncIterable<Uint8Array>, onEvent: WatchEventHandler, onData: () => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const chunk of body) {
+    onData();
+    buffered += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      if (line.trim() === '') continue;
+      let event: { type?: unknown; object?: unknown };
+      try {
+        event = JSON.parse(line) as { type?: unknown; object?: unknown };
+      } catch {
+        continue; // a line that is not JSON carries no event
+      }
+      if (typeof event.type === 'string' && event.object && typeof event.object === 'object') onEvent(event.type, event.object as Record<string, unknown>);
+    }
+  }
+}
