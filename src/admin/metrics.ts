@@ -5,6 +5,7 @@
  * Label cardinality is bounded by configuration: route, pool and cluster come
  * from the snapshot, never from request content.
  */
+import type { GuardReason } from '../protocol/answer-guard.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DataPathObserver, PickCountReason } from '../extproc/observer.js';
 import type { SnapshotObserver } from '../runtime/snapshot-store.js';
@@ -60,6 +61,12 @@ export class RouterMetrics implements SnapshotObserver, DataPathObserver {
     name: 'mcip_failovers_total',
     help: 'Requests moved from one candidate to the next on the data path, by clusters and the failed attempt\'s reason.',
     labelNames: ['from_cluster', 'to_cluster', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly eppAnswersGuarded = new Counter({
+    name: 'mcip_epp_answer_violations_total',
+    help: 'EPP answers refused (destination_invalid, destination_denied, unsupported_answer: failed over) or trimmed (header_not_allowed, metadata_namespace: the rest relayed), by the EPP\'s cluster and reason.',
+    labelNames: ['cluster', 'reason'] as const,
     registers: [this.registry],
   });
   private readonly eppStream = new Histogram({
@@ -189,6 +196,10 @@ export class RouterMetrics implements SnapshotObserver, DataPathObserver {
 
   eppStreamFinished(cluster: string, seconds: number): void {
     this.eppStream.observe({ cluster }, seconds);
+  }
+
+  eppAnswerGuarded(cluster: string, reason: GuardReason): void {
+    this.eppAnswersGuarded.inc({ cluster, reason });
   }
 
   snapshotBuilt(durationSeconds: number, snapshot: RoutingSnapshot, diagnostics: readonly Diagnostic[]): void {

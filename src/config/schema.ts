@@ -9,11 +9,15 @@ import { PICK_POLICIES } from '../picker/policy.js';
 import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
 import { exportControllerSchema } from './export-schema.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
+import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
+import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
 export * from './export-schema.js';
+export * from './guard-schema.js';
 export * from './kubernetes-schema.js';
+export * from './limits-schema.js';
 export * from './signals-schema.js';
 
 const MIB = 1024 * 1024;
@@ -39,6 +43,8 @@ export const clusterSchema = z
   kubernetes: kubernetesSourceSchema.optional(),
   /** Transport settings for this cluster's EPPs. */
   epp: eppSchema.prefault({}),
+  /** What the router relays from this cluster's EPPs: allowed destinations and header mutations. */
+  eppAnswers: eppAnswersSchema.prefault({}),
   /** Parent mode: how to probe this cluster's parent Gateways. */
   parentProbe: parentProbeSchema.prefault({}),
   /** FailOpen pools of this cluster: static endpoints to route to when their EPPs fail. */
@@ -96,6 +102,7 @@ export const extProcSchema = z
     failOpenCacheTtlMs: z.number().int().min(0).default(300_000),
     /** On SIGTERM, how long in-flight streams may take to finish. */
     drainTimeoutMs: z.number().int().min(0).default(15000),
+    ...streamBoundsShape,
   });
 
 /** Pool selection. A route overrides the policy with the HTTPRoute annotation mcip-router.dev/pick-policy. */
@@ -132,8 +139,9 @@ export const routerConfigSchema = z
         debug: listenAddress.optional(),
       })
       .prefault({}),
-    admin: z
-      .strictObject({
+    /** Admin HTTP server: connection bounds (limits-schema.ts) and where /debug/* may be served. */
+    admin: adminServerSchema
+      .extend({
         /** Serve the unauthenticated /debug/* pages on a non-loopback address (admin or debug listener). */
         exposeDebug: z.boolean().default(false),
       })
@@ -156,8 +164,12 @@ export const routerConfigSchema = z
         debounceMs: z.number().int().min(0).default(200),
         /** Fallback poll interval (catches changes fs.watch misses, e.g. ConfigMap symlink swaps). */
         pollIntervalMs: z.number().int().min(100).default(1000),
+        /** Largest manifest file read; a larger one is a rejected change naming the file (the last good objects keep serving). */
+        maxFileBytes: manifestMaxFileBytes,
       })
       .prefault({}),
+    /** HTTPRoute matching: bounds on RegularExpression matches. */
+    routes: routesSchema.prefault({}),
     /** Kubernetes sources (clusters[].kubernetes). */
     kubernetes: z
       .strictObject({

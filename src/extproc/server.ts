@@ -5,6 +5,7 @@
 import { lstat, unlink } from 'node:fs/promises';
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import { extProcRawService, healthService } from '../protocol/services.js';
+import { ErrorCode, RouterError } from './errors.js';
 import { HealthState } from './health.js';
 import { ExtProcStream, type StreamDeps } from './stream.js';
 
@@ -47,9 +48,18 @@ export function createExtProcServer(deps: ExtProcDeps): ExtProcServer {
   /** Resolves a drain in progress. */
   let finishDrain: (() => void) | undefined;
 
+  const bounds = deps.settings;
+  const shed = (): void => {};
   server.addService(extProcRawService, {
     Process: (call: ServerDuplexStream<Buffer, Buffer>) => {
-      streams.add(new ExtProcStream(call, deps, onClosed));
+      if (streams.size >= bounds.maxStreams) {
+        // Answered (immediate 503) and counted like any stream, but never held.
+        new ExtProcStream(call, deps, shed).fail(
+          new RouterError(ErrorCode.OverCapacity, `the router is serving extProc.maxStreams (${bounds.maxStreams}) streams`),
+        );
+        return;
+      }
+      streams.add(new ExtProcStream(call, deps, onClosed, bounds.firstMessageTimeoutMs));
     },
   });
   server.addService(healthService, health.handlers);

@@ -14,6 +14,7 @@ import { CredentialFiles } from '../credentials/credential-files.js';
 import { securityPosture } from '../credentials/posture.js';
 import { EppClientPool } from '../extproc/epp-client.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
+import { MemberAnswerRules } from '../extproc/answer-rules.js';
 import { createExtProcServer } from '../extproc/server.js';
 import type { RandomSource } from '../picker/types.js';
 import { explainPickQuery } from '../picker/explain.js';
@@ -127,6 +128,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     outcomes: signals,
     picker: config.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
+    answerRules: new MemberAnswerRules(config),
   });
   let draining = false;
   let admin: AdminServer | undefined;
@@ -166,6 +168,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     const adminDeps = {
       registry: metrics.registry,
       logger,
+      limits: config.admin,
       ready: () => {
         if (draining) return { ready: false, reason: 'draining' };
         return store.snapshot() ? { ready: true } : { ready: false, reason: 'no routing snapshot yet' };

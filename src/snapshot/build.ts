@@ -64,7 +64,7 @@ export function buildSnapshot(input: BuildInput): BuildResult {
       rules,
     });
   }
-  const table = compileMatchTable(tableRules, ctx.localCluster, (d) => ctx.diagnostics.add(d));
+  const table = compileMatchTable(tableRules, ctx.localCluster, config.routes.regex, (d) => ctx.diagnostics.add(d));
 
   const diagnostics = ctx.diagnostics.list().sort(compareDiagnostics);
   const candidates = new Map<string, Candidate>();

@@ -35,6 +35,7 @@ export async function createObjectSource(cluster: ClusterConfig, config: RouterC
       paths: cluster.manifests.paths,
       debounceMs: config.manifests.debounceMs,
       pollIntervalMs: config.manifests.pollIntervalMs,
+      maxFileBytes: config.manifests.maxFileBytes,
       logger,
     });
   }

@@ -13,6 +13,7 @@ import { decodeObject } from '../model/decode.js';
 import type { FieldError, KubeObject } from '../model/types.js';
 import { describeObject, objectKey } from '../model/types.js';
 import type { ClusterState, SourceError } from './types.js';
+import { yamlShapeProblem } from './yaml-shape.js';
 
 export const MANIFEST_EXTENSIONS: readonly string[] = ['.yaml', '.yml', '.json'];
 
@@ -124,6 +125,11 @@ function yamlMessage(message: string): string {
 export function parseManifestText(text: string, file: string): { docs: ManifestDocument[]; errors: FieldError[] } {
   const docs: ManifestDocument[] = [];
   const errors: FieldError[] = [];
+  const shape = yamlShapeProblem(text);
+  if (shape !== undefined) {
+    errors.push({ object: file, path: '', message: `${shape}; not parsed`, origin: `${file}#0` });
+    return { docs, errors };
+  }
   parseAllDocuments(text, { prettyErrors: true }).forEach((doc, i) => {
     const origin = `${file}#${i}`;
     const first = doc.errors[0];
@@ -164,8 +170,11 @@ export type ClusterRead =
   /** A listed file vanished while being read (e.g. a non-atomic save): read again shortly. */
   | { readonly type: 'vanished'; readonly listing: ManifestListing };
 
-/** Reads, parses and validates every manifest of one cluster. Never throws. */
-export async function readClusterManifests(cluster: string, paths: readonly string[]): Promise<ClusterRead> {
+/**
+ * Reads, parses and validates every manifest of one cluster. Never throws.
+ * A file larger than `maxFileBytes` (manifests.maxFileBytes) is an error naming it, before it is read.
+ */
+export async function readClusterManifests(cluster: string, paths: readonly string[], maxFileBytes = Infinity): Promise<ClusterRead> {
   let listing: ManifestListing;
   try {
     listing = await listManifestFiles(paths);
@@ -179,7 +188,13 @@ export async function readClusterManifests(cluster: string, paths: readonly stri
   for (const file of listing.files) {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      const tooLarge = (size: number) => `cannot read manifests: ${file} is ${size} bytes, over the limit of ${maxFileBytes} (manifests.maxFileBytes); change rejected`;
+      const size = (await stat(file)).size;
+      if (size > maxFileBytes) return { type: 'error', error: sourceError(cluster, 'read', tooLarge(size), []), listing };
+      const bytes = await readFile(file);
+      // The file may have grown since stat().
+      if (bytes.length > maxFileBytes) return { type: 'error', error: sourceError(cluster, 'read', tooLarge(bytes.length), []), listing };
+      text = bytes.toString('utf8');
     } catch (e) {
       if (errnoCode(e) === 'ENOENT') return { type: 'vanished', listing };
       return { type: 'error', error: sourceError(cluster, 'read', `cannot read manifests: ${describeErrno(file, e)}`, []), listing };

@@ -24,6 +24,8 @@ export interface ManifestSourceOptions {
   readonly paths: readonly string[];
   readonly debounceMs: number;
   readonly pollIntervalMs: number;
+  /** Larger manifest files are rejected (manifests.maxFileBytes); none when unset. */
+  readonly maxFileBytes?: number;
   readonly logger?: Logger;
 }
 
@@ -61,18 +63,19 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export async function loadManifests(
   cluster: string,
   paths: readonly string[],
+  maxFileBytes?: number,
 ): Promise<{ state?: ClusterState; error?: SourceError }> {
-  const read = await readWithRetry(cluster, paths);
+  const read = await readWithRetry(cluster, paths, maxFileBytes);
   if (read.type === 'ok') return { state: read.state };
   if (read.type === 'error') return { error: read.error };
   return { error: vanishedError(cluster) };
 }
 
-async function readWithRetry(cluster: string, paths: readonly string[]): Promise<ClusterRead> {
-  let read = await readClusterManifests(cluster, paths);
+async function readWithRetry(cluster: string, paths: readonly string[], maxFileBytes?: number): Promise<ClusterRead> {
+  let read = await readClusterManifests(cluster, paths, maxFileBytes);
   for (let i = 0; read.type === 'vanished' && i < VANISHED_RETRIES; i++) {
     await sleep(VANISHED_RETRY_MS);
-    read = await readClusterManifests(cluster, paths);
+    read = await readClusterManifests(cluster, paths, maxFileBytes);
   }
   return read;
 }
@@ -82,6 +85,7 @@ export class ManifestSource implements ObjectSource {
   private readonly paths: readonly string[];
   private readonly debounceMs: number;
   private readonly pollIntervalMs: number;
+  private readonly maxFileBytes: number | undefined;
   private readonly log: Logger | undefined;
 
   private listener: SourceListener | undefined;
@@ -104,6 +108,7 @@ export class ManifestSource implements ObjectSource {
   constructor(opts: ManifestSourceOptions) {
     this.cluster = opts.cluster;
     this.paths = opts.paths.map((p) => resolve(p));
+    this.maxFileBytes = opts.maxFileBytes;
     this.debounceMs = opts.debounceMs;
     this.pollIntervalMs = opts.pollIntervalMs;
     this.maxWaitMs = Math.max(opts.debounceMs, MAX_WAIT_MS);
@@ -119,7 +124,7 @@ export class ManifestSource implements ObjectSource {
     if (this.started) throw new Error(`ManifestSource ${this.cluster}: already started`);
     this.started = true;
     this.listener = listener;
-    const read = await readWithRetry(this.cluster, this.paths);
+    const read = await readWithRetry(this.cluster, this.paths, this.maxFileBytes);
     if (read.type !== 'ok') {
       this.stopped = true;
       throw new ManifestSourceError(read.type === 'error' ? read.error : vanishedError(this.cluster));
@@ -184,7 +189,7 @@ export class ManifestSource implements ObjectSource {
   }
 
   private async reload(): Promise<void> {
-    const read = await readClusterManifests(this.cluster, this.paths);
+    const read = await readClusterManifests(this.cluster, this.paths, this.maxFileBytes);
     if (this.stopped) return;
     if (read.listing) {
       this.listing = read.listing;

@@ -46,6 +46,7 @@ export const ROUTER_DEFINITIONS: Readonly<Record<string, z.ZodType>> = {
   parentProbe: parentProbeSchema,
   addressOverrides: clusterSchema.shape.addressOverrides,
   failOpen: clusterSchema.shape.failOpen,
+  eppAnswers: clusterSchema.shape.eppAnswers,
   extProc: top.extProc,
   kubernetesTuning: top.kubernetes,
   outlier: top.outlier,

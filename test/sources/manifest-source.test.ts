@@ -239,3 +239,41 @@ describe('ManifestSource', () => {
     expect((err as ManifestSourceError).sourceError.errors.map((e) => e.path)).toEqual(['spec.targetPorts[0].number', 'metadata.name']);
   });
 });
+
+describe('ManifestSource: manifests.maxFileBytes', () => {
+  const LIMIT = 4096;
+
+  it('rejects a file over the cap naming it, keeps the last good objects, and applies again once it shrinks', async () => {
+    const file = join(dir, 'pools.yaml');
+    await writeFile(file, docs(pool('p1'), service('p1-epp')));
+    const source = new ManifestSource({ cluster: 'cluster-a', paths: [dir], ...FAST, maxFileBytes: LIMIT });
+    sources.push(source);
+    const rec = new Recorder();
+    await source.start(rec);
+    const good = rec.last;
+
+    const padded = docs(pool('p2'), service('p2-epp')) + `# ${'x'.repeat(LIMIT)}\n`;
+    await writeFile(file, padded);
+    await rec.until((r) => r.errors.length === 1);
+    expect(rec.errors[0]).toMatchObject({
+      cluster: 'cluster-a',
+      reason: 'read',
+      message: `cannot read manifests: ${file} is ${Buffer.byteLength(padded)} bytes, over the limit of ${LIMIT} (manifests.maxFileBytes); change rejected`,
+    });
+    expect(rec.states).toHaveLength(1);
+    expect(source.state).toBe(good);
+
+    await writeFile(file, docs(pool('p2'), service('p2-epp')));
+    await rec.until((r) => r.states.length === 2);
+    expect(names(rec.last)).toEqual(['InferencePool default/p2', 'Service default/p2-epp']);
+  });
+
+  it('start() rejects an initial file over the cap, naming it', async () => {
+    await writeFile(join(dir, 'big.yaml'), `# ${'x'.repeat(LIMIT)}\n`);
+    const source = new ManifestSource({ cluster: 'c', paths: [dir], ...FAST, maxFileBytes: LIMIT });
+    const err = await source.start(new Recorder()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ManifestSourceError);
+    expect((err as Error).message).toContain(`${join(dir, 'big.yaml')} is ${LIMIT + 3} bytes, over the limit of ${LIMIT}`);
+    await source.stop();
+  });
+});
