@@ -5,6 +5,7 @@
  * and two replicas with one writer.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isList } from '../harness/kube-apiserver.js';
 import { ApiError } from '../harness/kube-apiserver-store.js';
 import { importObj, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
 import { ClusterSetEnv, EXPORTER, rbacGrants, rbacRequests, withinOneSecond } from './export-fixtures.js';
@@ -144,6 +145,41 @@ describe('export controller (three members)', () => {
     await withinOneSecond(() => ['llm', 'other'].every((n) => env.exportingClusters('cluster-a', n) && env.exportingClusters('cluster-b', n)), 'a and b');
     await waitFor(() => h.debug().pools['default/llm']?.members['cluster-c']?.import?.why?.includes('timed out') && h.debug().pools['default/llm']?.members['cluster-c']?.import, 8000, 'timeout recorded');
     expect(env.exported('cluster-b', 'llm')?.status).toBe('False');
+  });
+
+  it('a member whose API server accepts connections but never answers anything: the others within 1 s, it is named, it catches up', async () => {
+    const c = env.server('cluster-c');
+    const answer = c.hang();
+    const h = await env.replica();
+    env.exportPool('cluster-b', 'llm');
+    await withinOneSecond(() => env.exportingClusters('cluster-a', 'llm') && env.exportingClusters('cluster-b', 'llm'), 'a and b');
+    await waitFor(() => env.exported('cluster-b', 'llm')?.message === 'waiting for: cluster-c (its API server is unreachable)', 8000, 'names only c');
+    expect(h.debug().members.find((m) => m.name === 'cluster-c')).toMatchObject({ reachable: false, synced: false });
+    expect(h.debug().members.find((m) => m.name === 'cluster-c')?.error).toContain('timed out');
+    answer();
+    await waitFor(everywhere('llm', ['cluster-b']), 15_000, 'c caught up');
+    await waitFor(() => env.exported('cluster-b', 'llm')?.status === 'True', 8000, 'Exported True');
+  });
+
+  it('a member that answers everything but the re-LIST: reported unreachable within seconds, its export kept, written meanwhile, fresh again', async () => {
+    const h = await env.replica();
+    env.exportPool('cluster-b', 'llm');
+    env.exportPool('cluster-c', 'llm');
+    await waitFor(everywhere('llm', ['cluster-b', 'cluster-c']), 8000, 'two exporters');
+    const c = env.server('cluster-c');
+    const answerLists = c.hang(isList);
+    c.compact();
+    const cut = Date.now();
+    c.dropWatches('inferencepools');
+    await waitFor(() => h.debug().members.find((m) => m.name === 'cluster-c')?.reachable === false, 8000, 'c reported');
+    expect(Date.now() - cut).toBeLessThan(5000);
+    // Its last known pools still export: b withdrawing leaves c alone in every list, c's included (writes are answered).
+    env.annotate('cluster-b', 'llm', undefined);
+    await waitFor(everywhere('llm', ['cluster-c']), 8000, 'b withdrawn everywhere, c kept');
+    expect(MEMBERS.every((m) => env.server(m).writes('inferencepoolimports').every((w) => w.method !== 'DELETE'))).toBe(true);
+    answerLists();
+    await waitFor(() => h.debug().members.find((m) => m.name === 'cluster-c')?.reachable === true, 8000, 'fresh again');
+    expect(everywhere('llm', ['cluster-c'])()).toBe(true);
   });
 
   it('a namespace missing in a member is reported, not created', async () => {
