@@ -10,6 +10,8 @@
  *   status.controllers[] entry lists every exporter (sorted), Accepted True.
  * - No exporter left: our entry is removed at once; after the grace the import
  *   is deleted, unless another controller's entry still lists exporting clusters.
+ *   Imports we created (CREATED_BY_ANNOTATION) stay tracked without our entry, so a
+ *   restart or a new leader during the grace still deletes them (its grace starts anew).
  * - Every annotated pool gets our status.parents[] entry (parentRef kind
  *   InferencePoolImport) with Exported True once every member has the import
  *   with our entry naming the pool's cluster; False naming the lagging members;
@@ -22,6 +24,12 @@ import { EXPORT_ANNOTATION, GROUP_INFERENCE_X } from '../model/types.js';
 import type { RawCondition } from './import-status.js';
 
 export const EXPORT_VALUE = 'ClusterSet';
+/**
+ * Set on the InferencePoolImports we create, valued with our controller name: an import we
+ * created whose last exporter left is still ours to delete after the grace when the
+ * withdrawal began before a restart or a leader change (our entry is gone by then).
+ */
+export const CREATED_BY_ANNOTATION = 'mcip-router.dev/created-by';
 
 export const EXPORT_REASON = {
   Exported: 'Exported',
@@ -143,7 +151,9 @@ export function planExports(input: ExportPlanInput): ExportPlan {
     m.imports.find((i) => keyOf(i.metadata.namespace, i.metadata.name) === key);
 
   const keys = new Set<string>([...exporters.keys(), ...input.withdrawnSince.keys()]);
-  for (const m of members) for (const i of m.imports) if (ourEntry(i)) keys.add(keyOf(i.metadata.namespace, i.metadata.name));
+  for (const m of members) {
+    for (const i of m.imports) if (ourEntry(i) || i.metadata.annotations[CREATED_BY_ANNOTATION] === me) keys.add(keyOf(i.metadata.namespace, i.metadata.name));
+  }
 
   const imports = new Map<string, MemberImportStep[]>(members.map((m) => [m.name, []]));
   const push = (m: MemberView, step: MemberImportStep): void => void imports.get(m.name)?.push(step);

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { classifyError, httpStatusOf } from '../sources/kubernetes/api-errors.js';
 import type { ExportLedger } from './export-ledger.js';
 import type { ExportPlan, MemberImportStep, MemberPoolStep } from './export-plan.js';
-import { keyOf } from './export-plan.js';
+import { CREATED_BY_ANNOTATION, keyOf } from './export-plan.js';
 import { MAX_CONTROLLERS } from './import-status.js';
 import { writeOwnEntry, type ExportClient, type RawEntry } from './export-writer.js';
 
@@ -76,7 +76,7 @@ async function importStep(r: MemberRun, step: MemberImportStep): Promise<StepRes
       if (action.upToDate) return { action: 'status', outcome: 'unchanged', why: 'import present with our entry' };
       if (!action.exists) {
         try {
-          await r.client.createImport(namespace, name);
+          await r.client.createImport(namespace, name, { [CREATED_BY_ANNOTATION]: r.controllerName });
           r.missingNamespaces.delete(namespace);
           r.logger.info({ member: r.member, import: key }, `created InferencePoolImport ${key} in ${r.member}`);
         } catch (err) {

@@ -28,7 +28,8 @@ export type RawStatusObject = {
 /** The requests the export controller makes to one member; narrow so tests can count or fail them. */
 export interface ExportClient {
   get(kind: 'InferencePool' | 'InferencePoolImport', namespace: string, name: string): Promise<RawStatusObject | undefined>;
-  createImport(namespace: string, name: string): Promise<void>;
+  /** Creates it with metadata only; `annotations` mark it as created by us. */
+  createImport(namespace: string, name: string, annotations?: Record<string, string>): Promise<void>;
   deleteImport(namespace: string, name: string, resourceVersion: string | undefined): Promise<void>;
   patchStatus(kind: 'InferencePool' | 'InferencePoolImport', namespace: string, name: string, patch: object): Promise<void>;
 }
@@ -46,8 +47,8 @@ export function createExportClient(kc: KubeConfig): ExportClient {
         throw err;
       }
     },
-    async createImport(namespace, name) {
-      const body = { apiVersion: imports.apiVersion, kind: imports.kind, metadata: { namespace, name } };
+    async createImport(namespace, name, annotations) {
+      const body = { apiVersion: imports.apiVersion, kind: imports.kind, metadata: { namespace, name, ...(annotations ? { annotations } : {}) } };
       const { group, version, plural } = imports;
       await api.createNamespacedCustomObject({ group, version, plural, namespace, body });
     },

@@ -92,6 +92,19 @@ describe('export controller (three members)', () => {
     }
   });
 
+  it('a replica taking over during the grace still deletes the imports once the grace is over', async () => {
+    const r1 = await env.replica('replica-1');
+    await waitFor(() => r1.isLeader(), 8000, 'r1 leads');
+    const r2 = await env.replica('replica-2');
+    env.exportPool('cluster-b', 'llm');
+    await waitFor(everywhere('llm', ['cluster-b']), 8000, 'exported');
+    env.server('cluster-b').delete('inferencepools', 'default', 'llm');
+    await waitFor(() => MEMBERS.every((m) => env.ours(m, 'llm') === undefined), 8000, 'entries removed');
+    await r1.stop();
+    await waitFor(() => r2.isLeader(), 8000, 'r2 leads');
+    await waitFor(() => MEMBERS.every((m) => env.server(m).get('inferencepoolimports', 'default', 'llm') === undefined), 8000, 'deleted by r2');
+  });
+
   it('an exporter returning within the grace keeps the imports', async () => {
     await env.replica('replica-1', { withdrawalGraceMs: 1500 });
     env.exportPool('cluster-b', 'llm');
