@@ -152,6 +152,23 @@ describe('docs/two-clusters.md, end to end', () => {
     expect(d.spec.template.spec.volumes.flatMap((v) => (v.secret ? [v.secret.secretName] : []))).toEqual(['cluster-b-export']);
   });
 
+  it('kubeconfig-secrets.sh builds each Secret the Helm values name from a token Secret the cluster-b RBAC creates', () => {
+    const script = readFileSync(join(EXAMPLE, 'kubeconfig-secrets.sh'), 'utf8');
+    const calls = [...script.matchAll(/^make_secret (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!] as const);
+    const tokens = ['deploy/rbac/remote.yaml', 'deploy/rbac/export-member.yaml'].flatMap((f) =>
+      parseAllDocuments(readFileSync(join(REPO, f), 'utf8'))
+        .map((d) => d.toJSON() as K8sObject & { type?: string })
+        .filter((o) => o.kind === 'Secret' && o.type === 'kubernetes.io/service-account-token' && o.metadata.namespace === 'mcip-system')
+        .map((o) => o.metadata.name),
+    );
+    const values = readYaml(join(EXAMPLE, 'helm/cluster-a-values.yaml')) as { remoteClusters: { kubeconfigSecret: Obj; exportKubeconfigSecret: Obj }[] };
+    const named = values.remoteClusters.flatMap((c) => [c.kubeconfigSecret, c.exportKubeconfigSecret]);
+    expect(named.every((ref) => ref.key === 'kubeconfig')).toBe(true);
+    expect(script).toContain('--from-file=kubeconfig=');
+    expect(calls.map(([, secret]) => secret).sort()).toEqual(named.map((ref) => String(ref.name)).sort());
+    for (const [token] of calls) expect(tokens, token).toContain(token);
+  });
+
   it('install.sh and the guide name only files that exist, and every applied file is Kubernetes YAML', () => {
     const script = readFileSync(join(EXAMPLE, 'install.sh'), 'utf8');
     const guide = readFileSync(join(REPO, 'docs/two-clusters.md'), 'utf8');
