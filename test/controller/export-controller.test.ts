@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isList } from '../harness/kube-apiserver.js';
 import { ApiError } from '../harness/kube-apiserver-store.js';
-import { importObj, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
+import { importObj, service, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
 import { ClusterSetEnv, EXPORTER, rbacGrants, rbacRequests, withinOneSecond } from './export-fixtures.js';
 
 const MEMBERS = ['cluster-a', 'cluster-b', 'cluster-c'];
@@ -181,6 +181,8 @@ describe('export controller (three members)', () => {
     await waitFor(everywhere('llm', ['cluster-b', 'cluster-c']), 8000, 'two exporters');
     const c = env.server('cluster-c');
     const answerLists = c.hang(isList);
+    // A change elsewhere, then a compaction: the pools' resume point is too old (410), so they must be re-listed.
+    c.create('services', service('unrelated'));
     c.compact();
     const cut = Date.now();
     c.dropWatches('inferencepools');
