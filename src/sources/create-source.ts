@@ -45,6 +45,7 @@ export async function createObjectSource(cluster: ClusterConfig, config: RouterC
     const settings = config.kubernetes;
     return new KubernetesSource({
       cluster: cluster.name,
+      // The logger is already bound to this cluster.
       kubeConfig: () => loadKubeConfig(k, { warn: (message) => logger.warn(message) }),
       kinds: cluster.name === config.clusterName ? LOCAL_KINDS : REMOTE_KINDS,
       namespaces: k.namespaces,
