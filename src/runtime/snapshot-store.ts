@@ -78,8 +78,10 @@ export class SnapshotStore {
       this.reportError(state.rejected);
       return;
     }
-    this.lastErrors.delete(state.cluster);
-    this.observer.sourceApplied(state.cluster);
+    const recovered = this.lastErrors.delete(state.cluster);
+    // A reload is new objects, or the end of a rejection; an API outage or a reconnect
+    // with the same objects only flips staleness (mcip_cluster_stale), and is no reload.
+    if (prev === undefined || recovered || !sameObjects(prev, state)) this.observer.sourceApplied(state.cluster);
   }
 
   /**
@@ -162,6 +164,10 @@ export class SnapshotStore {
 }
 
 /** Same objects (by identity: states are immutable), errors, staleness and revision. */
+function sameObjects(a: ClusterState, b: ClusterState): boolean {
+  return a.revision === b.revision && a.objects === b.objects && a.errors === b.errors;
+}
+
 function sameContent(a: ClusterState, b: ClusterState): boolean {
-  return a.revision === b.revision && a.stale === b.stale && a.objects === b.objects && a.errors === b.errors;
+  return a.stale === b.stale && sameObjects(a, b);
 }

@@ -110,6 +110,22 @@ describe('SnapshotStore', () => {
     expect(obs.rejected).toEqual(['cluster-a:invalid']);
   });
 
+  it('an API outage and the reconnect (same objects, stale flipped) are no reload; new objects are', async () => {
+    const obs = recorder();
+    const store = new SnapshotStore(config(), logger, obs);
+    const live = state('cluster-b', objectsV1);
+    store.applyState(live);
+    store.release();
+    expect(obs.applied).toEqual(['cluster-b']);
+    store.applyState({ ...live, stale: true });
+    store.applyState(live);
+    await tick();
+    expect(obs.applied).toEqual(['cluster-b']);
+    expect(obs.builds).toEqual([1, 2]);
+    store.applyState(state('cluster-b', objectsV2, { revision: 'after-reconnect' }));
+    expect(obs.applied).toEqual(['cluster-b', 'cluster-b']);
+  });
+
   it('a throwing listener does not stop the others or the swap', async () => {
     const store = new SnapshotStore(config(), logger, recorder());
     store.applyState(state('cluster-a', objectsV1));
