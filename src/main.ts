@@ -29,6 +29,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 2;
     case 'check':
     case 'run':
+    case 'export-controller':
       break;
   }
   let config: RouterConfig;
@@ -48,10 +49,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     (result.code === CHECK_LOAD_ERRORS ? process.stderr : process.stdout).write(result.output);
     return result.code;
   }
-  return serve(config, createLogger(level));
+  return serve(config, createLogger(level), cmd.type === 'export-controller');
 }
 
-async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>): Promise<number> {
+async function start(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<{ shutdown(): Promise<void> }> {
+  if (!exportOnly) return startRouter(config, { logger });
+  const { serveExportController } = await import('./controller/export-serve.js');
+  return serveExportController(config, logger);
+}
+
+async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
   // A thrown exception nobody caught is a bug: state may be inconsistent, so log it and exit for a restart.
   process.on('uncaughtException', (err) => {
@@ -60,7 +67,7 @@ async function serve(config: RouterConfig, logger: ReturnType<typeof createLogge
   });
   let router;
   try {
-    router = await startRouter(config, { logger });
+    router = await start(config, logger, exportOnly);
   } catch (err) {
     if (err instanceof StartupError) {
       logger.fatal({ errors: err.errors }, 'cannot start: invalid or unreadable objects');

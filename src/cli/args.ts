@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 
 export const CONFIG_ENV = 'MCIP_ROUTER_CONFIG';
 
-export const USAGE = `Usage: mcip-router --config FILE [--check] [--log-level LEVEL]
+export const USAGE = `Usage: mcip-router --config FILE [--check | --export-controller] [--log-level LEVEL]
 
 Multi-cluster InferencePool router: an Envoy ext_proc server that routes each
 request to a local or remote Endpoint Picker.
@@ -18,6 +18,9 @@ Options:
                              get HTTP 500, ...)
                           2  bad flags, invalid config, or manifests that
                              cannot be read or parsed
+      --export-controller
+                        run only the export controller (no ext_proc): creates
+                        InferencePoolImports in every member for exported pools
       --log-level LEVEL override log.level (fatal|error|warn|info|debug|trace|silent)
   -h, --help            show this help
   -v, --version         print the version
@@ -26,7 +29,7 @@ Options:
 export type CliCommand =
   | { readonly type: 'help' }
   | { readonly type: 'version' }
-  | { readonly type: 'run' | 'check'; readonly configFile: string; readonly logLevel?: string }
+  | { readonly type: 'run' | 'check' | 'export-controller'; readonly configFile: string; readonly logLevel?: string }
   | { readonly type: 'usage-error'; readonly message: string };
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -41,6 +44,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
       options: {
         config: { type: 'string', short: 'c' },
         check: { type: 'boolean' },
+        'export-controller': { type: 'boolean' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -59,5 +63,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
   if (logLevel !== undefined && !LEVELS.has(logLevel)) {
     return { type: 'usage-error', message: `--log-level "${logLevel}" is not one of ${[...LEVELS].join(', ')}` };
   }
-  return { type: values.check ? 'check' : 'run', configFile, ...(logLevel ? { logLevel } : {}) };
+  if (values.check && values['export-controller']) return { type: 'usage-error', message: '--check and --export-controller cannot be combined' };
+  const type = values.check ? 'check' : values['export-controller'] ? 'export-controller' : 'run';
+  return { type, configFile, ...(logLevel ? { logLevel } : {}) };
 }

@@ -7,12 +7,14 @@
 import { z } from 'zod';
 import { PICK_POLICIES } from '../picker/policy.js';
 import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
+import { exportControllerSchema } from './export-schema.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
 import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
 import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
+export * from './export-schema.js';
 export * from './guard-schema.js';
 export * from './kubernetes-schema.js';
 export * from './limits-schema.js';
@@ -184,6 +186,8 @@ export const routerConfigSchema = z
       .prefault({}),
     /** InferencePoolImport import-controller duties (status.controllers[]), Kubernetes mode only. */
     controller: controllerSchema.prefault({}),
+    /** Export-controller duties (hub topology): InferencePoolImports in every member for exported pools. */
+    exportController: exportControllerSchema.prefault({}),
     /** Passive outlier detection, fed by the data path (EPP connect/stream errors, 503/429 answers). */
     outlier: z
       .strictObject({

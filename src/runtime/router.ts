@@ -5,6 +5,7 @@
  */
 import { controllerEnabled, type RouterConfig } from '../config/schema.js';
 import type { ImportControllerHandle } from '../controller/index.js';
+import type { ExportControllerHandle } from '../controller/export-controller.js';
 import { kubernetesModuleFor } from '../sources/create-source.js';
 import type { Logger } from '../log.js';
 import { RouterMetrics } from '../admin/metrics.js';
@@ -96,6 +97,13 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     }
   }
 
+  // The export controller (hub topology) keeps its own watches and Lease; it never touches the data path.
+  let exporter: ExportControllerHandle | undefined;
+  if (config.exportController.enabled) {
+    const { startExportFromConfig } = await import('../controller/export-runtime.js');
+    exporter = await startExportFromConfig(config, { logger, registry: metrics.registry });
+  }
+
   const eppClients = new EppClientPool({
     maxMessageBytes: config.extProc.maxMessageBytes,
     connectTimeoutMs: config.extProc.eppConnectTimeoutMs,
@@ -146,6 +154,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
           importController: controller ? { leader: controller.isLeader(), writes: controller.counts() } : { enabled: false },
           security: posture.members,
         }),
+      '/debug/exports': () => (exporter ? json(200, exporter.debug()) : json(404, { error: 'the export controller is not enabled (exportController.enabled)' })),
       '/debug/routes': () => {
         const snapshot = store.snapshot();
         if (!snapshot) return json(503, { error: 'no routing snapshot yet' });
@@ -176,6 +185,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     await extProc.close();
     credentialFiles.close();
     await controller?.stop();
+    await exporter?.stop();
     signals.stop();
     eppClients.close();
     await sources.stop();
@@ -198,6 +208,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       logger.info({ inFlight, timeoutMs: config.extProc.drainTimeoutMs }, 'draining ext_proc streams');
       await extProc.drain(config.extProc.drainTimeoutMs);
       await controller?.stop();
+      await exporter?.stop();
       await sources.stop();
       store.stop();
       signals.stop();

@@ -84,18 +84,24 @@ export class SnapshotStore {
 
   /**
    * A source rejected a change, or lost its API server; the previous state of
-   * that cluster stays in force. Only a rejection is logged as one: an
-   * unreachable or denied API server is logged (at warn) by its source. The
-   * same report again while it is outstanding is not logged or counted again.
+   * that cluster stays in force. Only a rejection counts and is recorded as
+   * one: an unreachable, denying or CRD-less API server is no rejected change
+   * (its source logs it at warn and reports it as staleness and resource
+   * status), so it neither counts in the reload metrics nor shows as
+   * `rejected`. The same rejection again while it is outstanding is not
+   * logged or counted again.
    */
   reportError(error: SourceError): void {
+    const ctx = { cluster: error.cluster, reason: error.reason, errors: error.errors.slice(0, 20) };
+    if (UNAVAILABLE.has(error.reason)) {
+      this.logger.debug(ctx, `cluster ${error.cluster} unavailable, its last known state keeps serving: ${error.message}`);
+      return;
+    }
     const outstanding = this.lastErrors.get(error.cluster);
     if (outstanding !== undefined && outstanding.reason === error.reason && outstanding.message === error.message) return;
     this.lastErrors.set(error.cluster, error);
     this.observer.sourceRejected(error.cluster, error.reason);
-    const ctx = { cluster: error.cluster, reason: error.reason, errors: error.errors.slice(0, 20) };
-    if (UNAVAILABLE.has(error.reason)) this.logger.debug(ctx, `cluster ${error.cluster} unavailable, its last known state keeps serving: ${error.message}`);
-    else this.logger.error(ctx, `change to cluster ${error.cluster} rejected, last good state keeps serving: ${error.message}`);
+    this.logger.error(ctx, `change to cluster ${error.cluster} rejected, last good state keeps serving: ${error.message}`);
   }
 
   /** Start building: until then updates only accumulate (start-up loads every source first). */
