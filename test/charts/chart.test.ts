@@ -222,7 +222,6 @@ const NOT_FROM_CHART: Record<string, string> = {
   admin: '/debug/* stays on loopback (listen.debug): the chart never exposes it',
   credentials: 'the file poll interval: its default suits Secret rotation',
   'clusters[].kubernetes.allowExecPlugins': 'kubeconfig Secrets must be self-contained: the image has no credential plugins',
-  routes: 'limits on tenants\' route regular expressions: the chart keeps the schema\'s defaults',
 };
 
 describe('router config coverage', () => {
