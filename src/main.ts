@@ -12,6 +12,9 @@ import { packageVersion } from './cli/version.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { RouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';
+
+/** A bug: an error nobody handled (sysexits' EX_SOFTWARE). */
+const EXIT_INTERNAL_ERROR = 70;
 import { StartupError } from './runtime/load-sources.js';
 import { startRouter } from './runtime/router.js';
 
@@ -121,7 +124,8 @@ if (isEntryPoint()) {
     },
     (err: unknown) => {
       process.stderr.write(`mcip-router: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
+      // Not 1: for --check, 1 means "loaded, but routes have errors"; a crash must not read as that.
+      process.exit(EXIT_INTERNAL_ERROR);
     },
   );
 }

@@ -18,6 +18,7 @@ Options:
                              get HTTP 500, ...)
                           2  bad flags, invalid config, or manifests that
                              cannot be read or parsed
+                          70 internal error (a bug; also in any other mode)
       --export-controller
                         run only the export controller (no ext_proc): creates
                         InferencePoolImports in every member for exported pools

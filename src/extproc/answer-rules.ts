@@ -52,20 +52,33 @@ export function answerRules(config: EppAnswersConfig): AnswerRules {
   };
 }
 
+const rulesByConfig = new WeakMap<EppAnswersConfig, AnswerRules>();
+
+/**
+ * The rules of a member's config (the schema's defaults when it has none), built once
+ * per config object: the snapshot builder holds a member's parent Gateway addresses,
+ * which come from that member's objects, to the same destination rules as its EPPs.
+ */
+export function memberRules(config: EppAnswersConfig | undefined): AnswerRules {
+  const c = config ?? defaultAnswers();
+  let rules = rulesByConfig.get(c);
+  if (rules === undefined) rulesByConfig.set(c, (rules = answerRules(c)));
+  return rules;
+}
+
+let defaults: EppAnswersConfig | undefined;
+const defaultAnswers = (): EppAnswersConfig => (defaults ??= eppAnswersSchema.parse({}));
+
 /** Rules by member name; members the map lacks get the schema's defaults. */
 export class MemberAnswerRules {
   private readonly byCluster = new Map<string, AnswerRules>();
-  private defaults: AnswerRules | undefined;
 
   constructor(config?: Pick<RouterConfig, 'clusters'>) {
-    for (const c of config?.clusters ?? []) this.byCluster.set(c.name, answerRules(c.eppAnswers));
+    for (const c of config?.clusters ?? []) this.byCluster.set(c.name, memberRules(c.eppAnswers));
   }
 
   of(cluster: string): AnswerRules {
-    const rules = this.byCluster.get(cluster);
-    if (rules !== undefined) return rules;
-    this.defaults ??= answerRules(eppAnswersSchema.parse({}));
-    return this.defaults;
+    return this.byCluster.get(cluster) ?? memberRules(undefined);
   }
 }
 

@@ -106,11 +106,22 @@ function rewriteFields(buf: Buffer, fn: (no: number, payload: Buffer) => Rewrite
   return parts === undefined ? buf : Buffer.concat(parts);
 }
 
-/** The payload of the last LEN occurrence of field `no`, or undefined. */
+/** The payload of the last LEN occurrence of field `no`, or undefined: what a parser keeps of a string field. */
 function lastLen(buf: Buffer, no: number): Buffer | undefined {
   let found: Buffer | undefined;
   for (const f of scanFields(buf)) if (f.no === no && f.wireType === WIRE_LEN) found = payloadOf(buf, f);
   return found;
+}
+
+/**
+ * A singular message field as Envoy's (C++) parser sees it: every occurrence merged,
+ * which is their payloads concatenated. Judging only the last occurrence (protobufjs'
+ * reading) would let an answer hide a value in an earlier one.
+ */
+function mergedLen(buf: Buffer, no: number): Buffer | undefined {
+  const parts: Buffer[] = [];
+  for (const f of scanFields(buf)) if (f.no === no && f.wireType === WIRE_LEN) parts.push(payloadOf(buf, f));
+  return parts.length <= 1 ? parts[0] : Buffer.concat(parts);
 }
 
 const text = (b: Buffer | undefined): string => (b === undefined ? '' : b.toString('utf8'));
@@ -149,7 +160,7 @@ class Walk {
     rewriteFields(buf, (no, payload) => {
       if (no === REMOVE_HEADERS) return this.allowed(text(payload).toLowerCase(), 'remove header') ? undefined : null;
       if (no !== SET_HEADERS) return undefined;
-      const hv = lastLen(payload, OPTION_HEADER);
+      const hv = mergedLen(payload, OPTION_HEADER);
       return hv === undefined || this.headerValue(hv, 'set header') ? undefined : null;
     });
 
@@ -192,12 +203,12 @@ class Walk {
         this.dropped.push({ reason: 'metadata_namespace', detail: `dynamic_metadata namespace "${ns}"` });
         return null;
       }
-      const struct = lastLen(lastLen(entry, ENTRY_VALUE) ?? Buffer.alloc(0), STRUCT_VALUE);
+      const struct = mergedLen(mergedLen(entry, ENTRY_VALUE) ?? Buffer.alloc(0), STRUCT_VALUE);
       for (const f of struct === undefined ? [] : scanFields(struct)) {
         if (f.no !== STRUCT_FIELDS || f.wireType !== WIRE_LEN) continue;
         const inner = payloadOf(struct!, f);
         if (text(lastLen(inner, ENTRY_KEY)) !== DESTINATION_ENDPOINT_HEADER) continue;
-        const value = lastLen(inner, ENTRY_VALUE);
+        const value = mergedLen(inner, ENTRY_VALUE);
         const s = value === undefined ? undefined : lastLen(value, STRING_VALUE);
         this.checkDestination(text(s), `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER}`);
       }

@@ -51,6 +51,7 @@ export const ROUTER_DEFINITIONS: Readonly<Record<string, z.ZodType>> = {
   kubernetesTuning: top.kubernetes,
   outlier: top.outlier,
   picker: top.picker,
+  routes: top.routes,
   qps: kubernetesSourceSchema.shape.qps,
   burst: kubernetesSourceSchema.shape.burst,
   requestTimeoutMs: kubernetesSourceSchema.shape.requestTimeoutMs,

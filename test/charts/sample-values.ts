@@ -38,6 +38,7 @@ export const REMOTE_VALUES: Obj = {
   kubernetesTuning: { coalesceMs: 50 },
   outlier: { consecutiveFailures: 3 },
   picker: { saturation: { queueSize: 8 } },
+  routes: { regex: { maxLength: 512 } },
   log: { level: 'debug' },
   envoy: { preStopSleepSeconds: 30 },
   terminationGracePeriodSeconds: 60,

@@ -163,6 +163,18 @@ describe('Kubernetes mode end to end', () => {
     // Last known objects keep serving: both pools still get traffic.
     expect([...(await destinations(30))].sort()).toEqual([A, B]);
     expect((await fetch(`http://${router.adminAddress}/readyz`)).status).toBe(200);
+    // An outage is staleness, not a rejected change: once the source has reported the failure,
+    // the reload metrics and /debug/sources' `rejected` still show cluster-b healthy.
+    const debugSources = async () =>
+      (await (await fetch(`http://${router.adminAddress}/debug/sources`)).json()) as {
+        rejected: Record<string, unknown>;
+        kubernetes: Record<string, { state: string }[]>;
+      };
+    await eventually(async () => expect((await debugSources()).kubernetes['cluster-b']!.some((r) => r.state === 'failed')).toBe(true), 10_000);
+    expect(await metric('mcip_config_last_reload_successful', 'cluster="cluster-b"')).toBe(1);
+    expect(await metric('mcip_config_reloads_total', 'cluster="cluster-b",result="rejected"')).toBeUndefined();
+    expect(await metric('mcip_config_errors_total', 'cluster="cluster-b",reason="connect"')).toBeUndefined();
+    expect((await debugSources()).rejected).toEqual({});
     await remote.up();
     await eventually(async () => expect(await metric('mcip_cluster_stale', 'cluster="cluster-b"')).toBe(0), 5000);
     // The source's lines name the cluster once (the logger is bound to it; a repeated key is invalid for many JSON readers).

@@ -121,7 +121,7 @@ describe('shipped Envoy configs', () => {
     ]);
   });
 
-  it.each(envoyFiles())('%s rotates router connections before Node 20\'s HTTP/2 rapid-reset limit (1000 RST_STREAM per connection)', (file) => {
+  it.each(envoyFiles())('%s rotates router connections below Node\'s default HTTP/2 rapid-reset limit (1000 RST_STREAM per connection)', (file) => {
     // Envoy resets every ext_proc stream when it is done; past ~1000 resets on one connection
     // Node's HTTP/2 server sends GOAWAY and fails every stream on it (envoy/README.md).
     const max = routerMaxRequestsPerConnection(file);

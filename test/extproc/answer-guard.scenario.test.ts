@@ -1,5 +1,6 @@
 // Hostile EPP answers over real sockets: Envoy stand-in -> router -> a hostile EPP (pool-a)
 // and a simulated GIE EPP (pool-b). What the member's rules refuse never reaches Envoy.
+import protobuf from 'protobufjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { headerOption } from '../../src/protocol/responses.js';
 import { toStruct } from '../../src/protocol/struct.js';
@@ -58,6 +59,24 @@ describe('a hostile EPP', () => {
     const e = JSON.parse(r.response.body.toString()).error;
     expect(e.attempts[0].reason).toBe('refused');
     expect(e.message).toContain('127.0.0.1:22 is inside destinations.deny');
+  });
+
+  it('a denied destination hidden in a first HeaderValueOption.header occurrence (Envoy merges both) is refused', async () => {
+    // header {key: DEST, raw_value: 169.254.169.254:80} + header {key: DEST, value: pool-b-like}: a C++ parser
+    // merges the two and routes by the raw_value; a last-occurrence reader sees only the second.
+    const w = () => protobuf.Writer.create();
+    const hv = (no: number, v: string) => w().uint32((1 << 3) | 2).string(DEST).uint32((no << 3) | 2).string(v).finish();
+    const option = w().uint32((1 << 3) | 2).bytes(hv(3, '169.254.169.254:80')).uint32((1 << 3) | 2).bytes(hv(2, '10.0.0.1:8000')).finish();
+    const mutation = w().uint32((1 << 3) | 2).bytes(option).finish();
+    const common = w().uint32((2 << 3) | 2).bytes(mutation).finish();
+    const answer = Buffer.from(w().uint32((1 << 3) | 2).bytes(w().uint32((1 << 3) | 2).bytes(common).finish()).finish());
+    await start({ answer: () => answer });
+    const r = await sc!.envoy.run(req('local.example'));
+    expect(r.status).toBe(503);
+    const e = JSON.parse(r.response.body.toString()).error;
+    expect(e.attempts[0].reason).toBe('refused');
+    expect(e.message).toContain('169.254.169.254:80 is inside destinations.deny');
+    expect(sc!.observer.guarded).toContainEqual({ cluster: 'cluster-a', reason: 'destination_denied' });
   });
 
   it('a destination that is not ip:port is refused', async () => {

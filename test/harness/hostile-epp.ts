@@ -8,8 +8,8 @@ import { extProcRawService } from '../../src/protocol/services.js';
 import { envoyBody } from '../../src/extproc/exchange.js';
 
 export interface HostileEppOptions {
-  /** The answer to the request headers. */
-  answer: () => Init<ProcessingResponse>;
+  /** The answer to the request headers (a Buffer: sent as these exact wire bytes). */
+  answer: () => Init<ProcessingResponse> | Buffer;
   /** The answer to the response headers (default CONTINUE). */
   responseHeaders?: () => Init<ProcessingResponse>;
 }
@@ -27,7 +27,7 @@ export async function startHostileEpp(o: HostileEppOptions): Promise<HostileEpp>
   server.addService(extProcRawService, {
     Process: (call: ServerDuplexStream<Buffer, Buffer>) => {
       streams++;
-      const send = (r: Init<ProcessingResponse>) => call.write(encodeResponse(r));
+      const send = (r: Init<ProcessingResponse> | Buffer) => call.write(Buffer.isBuffer(r) ? r : encodeResponse(r));
       let answered = false;
       const held: Buffer[] = [];
       const answer = () => {

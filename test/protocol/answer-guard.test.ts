@@ -103,6 +103,45 @@ describe('guardAnswer', () => {
     expect(g.msg.subarray(g.msg.length - unknown.length).equals(unknown)).toBe(true);
   });
 
+  // Envoy parses with C++ protobuf: a singular message field that occurs twice is MERGED
+  // (not replaced, as protobufjs does), so the guard must judge the merged value.
+  const w = () => protobuf.Writer.create();
+  const headerValue = (fields: Array<[number, string]>): Uint8Array => {
+    const hv = w();
+    for (const [no, v] of fields) hv.uint32((no << 3) | 2).string(v);
+    return hv.finish();
+  };
+  it('a destination split over two occurrences of HeaderValueOption.header is judged merged', () => {
+    // header {key: DEST, raw_value: denied} + header {key: DEST, value: allowed}: Envoy sees both values.
+    const opt = w().uint32((1 << 3) | 2).bytes(headerValue([[1, DEST], [3, '169.254.169.254:80']]))
+      .uint32((1 << 3) | 2).bytes(headerValue([[1, DEST], [2, '10.0.0.1:8000']])).finish();
+    const mutation = w().uint32((1 << 3) | 2).bytes(opt).finish();
+    const common = w().uint32((2 << 3) | 2).bytes(mutation).finish();
+    const headers = w().uint32((1 << 3) | 2).bytes(common).finish();
+    const msg = Buffer.from(w().uint32((1 << 3) | 2).bytes(headers).finish());
+    const g = guardAnswer(msg, rules);
+    expect(g.ok).toBe(false);
+    if (!g.ok) expect(g.refusal.reason).toBe('destination_denied');
+  });
+
+  it('a denied envoy.lb destination followed by a second Value occurrence is judged merged', () => {
+    // fields {key: envoy.lb, value: {struct {DEST: denied}}, value: {struct {other: x}}}
+    const lb = (k: string, v: string): Uint8Array => {
+      const strVal = w().uint32((3 << 3) | 2).string(v).finish();
+      const entry = w().uint32((1 << 3) | 2).string(k).uint32((2 << 3) | 2).bytes(strVal).finish();
+      const struct = w().uint32((1 << 3) | 2).bytes(entry).finish();
+      return w().uint32((5 << 3) | 2).bytes(struct).finish();
+    };
+    const entry = w().uint32((1 << 3) | 2).string('envoy.lb')
+      .uint32((2 << 3) | 2).bytes(lb(DEST, '169.254.169.254:80'))
+      .uint32((2 << 3) | 2).bytes(lb('other', 'x')).finish();
+    const md = w().uint32((1 << 3) | 2).bytes(entry).finish();
+    const msg = Buffer.from(w().uint32((1 << 3) | 2).bytes(new Uint8Array(0)).uint32((8 << 3) | 2).bytes(md).finish());
+    const g = guardAnswer(msg, rules);
+    expect(g.ok).toBe(false);
+    if (!g.ok) expect(g.refusal.reason).toBe('destination_denied');
+  });
+
   it('malformed input throws (the relay counts it as a stream failure)', () => {
     expect(() => guardAnswer(Buffer.from([0x0a, 0x05, 0x01]), rules)).toThrow();
   });

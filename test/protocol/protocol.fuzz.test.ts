@@ -2,12 +2,14 @@
  * Seeded fuzzing of the ext_proc wire code that reads or rewrites messages
  * from Envoy and from EPPs before (or instead of) a full decode: the peeks
  * (codec.ts), the wire walks and rewrites (wire.ts) and the destination
- * rewrite (responses.ts). On valid messages, their corruptions and
+ * rewrite (responses.ts), and the EPP answer guard (answer-guard.ts). On valid messages, their corruptions and
  * pathological shapes (group and length bombs, deep nesting) they return or
  * throw an Error the stream code turns into a refusal, never a TypeError or a
  * stack overflow, and never take long.
  */
 import { describe, expect, it } from 'vitest';
+import { memberRules } from '../../src/extproc/answer-rules.js';
+import { guardAnswer } from '../../src/protocol/answer-guard.js';
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, peekRequest, peekResponse } from '../../src/protocol/codec.js';
 import { continueHeaders, destinationHeadersResponse, destinationOf, immediateResponse, rewriteDestination, streamedBody } from '../../src/protocol/responses.js';
 import { dropField, lastPathLength, lenField, rewritePath, scanFields, visitPath } from '../../src/protocol/wire.js';
@@ -80,6 +82,9 @@ function pathological(r: Rng): Buffer {
 
 const PATHS: (readonly number[])[] = [[2], [2, 1], [2, 1, 2], [1, 1, 1, 1], [8], [7, 1]];
 
+/** The default rules every member's EPP answers are held to. */
+const GUARD_RULES = memberRules(undefined);
+
 /** Every entry point that reads untrusted ext_proc bytes; only Errors that mean "malformed" may escape. */
 function exercise(r: Rng, buf: Buffer): void {
   const typed = [RangeError, Error];
@@ -89,6 +94,7 @@ function exercise(r: Rng, buf: Buffer): void {
   expectOnlyTypedErrors(() => decodeResponse(buf), typed);
   expectOnlyTypedErrors(() => destinationOf(buf), typed);
   expectOnlyTypedErrors(() => rewriteDestination(buf, 'primary'), typed);
+  expectOnlyTypedErrors(() => guardAnswer(buf, GUARD_RULES), typed);
   expectOnlyTypedErrors(() => scanFields(buf), typed);
   expectOnlyTypedErrors(() => dropField(buf, 1 + r.int(12)), typed);
   const path = r.pick(PATHS);
@@ -116,7 +122,7 @@ describe('fuzz: ext_proc wire peeks and rewrites', () => {
 
   it('pathological shapes: only malformed-message errors, no stack overflow, bounded time', () => {
     const seed = fuzzSeed(11_7002);
-    // maxInputMs covers all eleven entry points on one input.
+    // maxInputMs covers all twelve entry points on one input.
     fuzz('ext_proc pathological', seed, { iterations: 120, maxInputMs: 300 }, (r) => exercise(r, pathological(r)));
   });
 });
