@@ -6,9 +6,10 @@
  * next stream opens a new one.
  *
  * Why: the front door ends every stream as Envoy does, half-close then
- * RST_STREAM, and the router's HTTP/2 server (Node 20, nghttp2's rapid-reset
- * guard) sends GOAWAY after 1,000 resets on one connection (then 33/s), failing
- * every stream on it: without rotation, `npm run demo -- --load 100` would see
+ * RST_STREAM, and a Node HTTP/2 server with nghttp2's default rapid-reset guard
+ * sends GOAWAY after 1,000 resets on one connection (then 33/s), failing every
+ * stream on it (the router raises its own limit; rotation does not rely on it):
+ * without rotation, `npm run demo -- --load 100` would see
  * a burst of 500s every few seconds after the first ~15 s (envoy/README.md).
  */
 import { Client, credentials, type ChannelOptions } from '@grpc/grpc-js';

@@ -11,6 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { DEFAULT_EPP_HEADERS } from '../src/config/guard-schema.js';
 import { CLUSTERS, HOST, type Layout } from './layout.js';
 import { raceTimeout, TIMED_OUT } from './timing.js';
 
@@ -64,6 +65,9 @@ export function routerConfig(l: Layout): Record<string, unknown> {
         health: DEMO_SIGNALS.health,
         metrics: { port: l.clusters[name].metrics, intervalMs: DEMO_SIGNALS.metricsIntervalMs, timeoutMs: 500 },
       },
+      // The demo's model servers listen on loopback, which no member may route to by default,
+      // and its EPPs name themselves in a response header the front door shows.
+      eppAnswers: { destinations: { allow: ['127.0.0.0/8'], deny: [] }, headers: [...DEFAULT_EPP_HEADERS, 'x-demo-picked-by'] },
       addressOverrides: {
         // Where the Service llm-pool-epp of this cluster is reachable (a LoadBalancer address in a real ClusterSet).
         services: [{ namespace: 'default', name: 'llm-pool-epp', address: `${HOST}:${l.clusters[name].epp}` }],

@@ -1,16 +1,20 @@
 #!/usr/bin/env node
 /**
  * mcip-router CLI: `mcip-router --config FILE` serves; `--check` validates.
- * Exit codes: 0 ok, 1 crashed, 2 bad flags, config or manifests.
+ * Exit codes: 0 ok, 1 crashed (or, for --check, loaded but the routing table
+ * has errors), 2 bad flags, config or manifests.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseCli, USAGE } from './cli/args.js';
-import { runCheck } from './cli/check.js';
+import { CHECK_LOAD_ERRORS, runCheck } from './cli/check.js';
 import { packageVersion } from './cli/version.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { RouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';
+
+/** A bug: an error nobody handled (sysexits' EX_SOFTWARE). */
+const EXIT_INTERNAL_ERROR = 70;
 import { StartupError } from './runtime/load-sources.js';
 import { startRouter } from './runtime/router.js';
 
@@ -28,6 +32,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 2;
     case 'check':
     case 'run':
+    case 'export-controller':
       break;
   }
   let config: RouterConfig;
@@ -40,16 +45,23 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  const logger = createLogger(cmd.logLevel ?? config.log.level);
+  const level = cmd.logLevel ?? config.log.level;
   if (cmd.type === 'check') {
-    const result = await runCheck(config, logger);
-    (result.ok ? process.stdout : process.stderr).write(result.output);
-    return result.ok ? 0 : 2;
+    // stdout carries the table alone, so a pipeline can keep it; logs go to stderr.
+    const result = await runCheck(config, createLogger(level, process.stderr));
+    (result.code === CHECK_LOAD_ERRORS ? process.stderr : process.stdout).write(result.output);
+    return result.code;
   }
-  return serve(config, logger);
+  return serve(config, createLogger(level), cmd.type === 'export-controller');
 }
 
-async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>): Promise<number> {
+async function start(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<{ shutdown(): Promise<void> }> {
+  if (!exportOnly) return startRouter(config, { logger });
+  const { serveExportController } = await import('./controller/export-serve.js');
+  return serveExportController(config, logger);
+}
+
+async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
   // A thrown exception nobody caught is a bug: state may be inconsistent, so log it and exit for a restart.
   process.on('uncaughtException', (err) => {
@@ -58,7 +70,7 @@ async function serve(config: RouterConfig, logger: ReturnType<typeof createLogge
   });
   let router;
   try {
-    router = await startRouter(config, { logger });
+    router = await start(config, logger, exportOnly);
   } catch (err) {
     if (err instanceof StartupError) {
       logger.fatal({ errors: err.errors }, 'cannot start: invalid or unreadable objects');
@@ -112,7 +124,8 @@ if (isEntryPoint()) {
     },
     (err: unknown) => {
       process.stderr.write(`mcip-router: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
+      // Not 1: for --check, 1 means "loaded, but routes have errors"; a crash must not read as that.
+      process.exit(EXIT_INTERNAL_ERROR);
     },
   );
 }

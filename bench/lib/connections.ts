@@ -9,8 +9,8 @@
  * open streams have ended. 0 = never rotate (one connection per slot for the
  * whole run).
  *
- * Why: Envoy resets every ext_proc stream, and Node 20's HTTP/2 server sends
- * GOAWAY past 1,000 resets per connection (then 33/s). Without rotation the
+ * Why: Envoy resets every ext_proc stream, and a Node HTTP/2 server with the
+ * default limits sends GOAWAY past 1,000 resets per connection (then 33/s). Without rotation the
  * generator would measure Node's limiter, not the server behind it.
  *
  * Each connection is its own grpc-js Client with a local subchannel pool, so a

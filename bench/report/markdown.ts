@@ -152,8 +152,8 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
   if ((dp.closeCheck?.cells.length ?? 0) > 0) {
     out.push(`### Close mode ${dp.closeCheck.mode} (the ~2 KiB, 16-stream cell again, one round)`, '');
     out.push(
-      'Envoy ends every ext_proc stream with a half-close immediately followed by RST_STREAM. Node\'s HTTP/2 server (nghttp2 1.61 in Node 20) ' +
-        'answers more than 1,000 client resets per connection (then 33/s) with GOAWAY(INTERNAL_ERROR), failing every stream in flight on that connection. ' +
+      'Envoy ends every ext_proc stream with a half-close immediately followed by RST_STREAM. Node\'s HTTP/2 server with its default limits ' +
+        '(nghttp2\'s rapid-reset guard) answers more than 1,000 client resets per connection (then 33/s) with GOAWAY(INTERNAL_ERROR), failing every stream in flight on that connection. ' +
         (dp.maxRequestsPerConnection
           ? `Envoy avoids it by replacing the router connection every ${dp.maxRequestsPerConnection} streams (envoy/envoy.yaml), and so does the generator here; ` +
             'the router and the floor proxy do not pass the reset of a finished exchange on to their EPP call.'

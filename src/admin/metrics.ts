@@ -5,6 +5,7 @@
  * Label cardinality is bounded by configuration: route, pool and cluster come
  * from the snapshot, never from request content.
  */
+import type { GuardReason } from '../protocol/answer-guard.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DataPathObserver, PickCountReason } from '../extproc/observer.js';
 import type { SnapshotObserver } from '../runtime/snapshot-store.js';
@@ -62,6 +63,12 @@ export class RouterMetrics implements SnapshotObserver, DataPathObserver {
     labelNames: ['from_cluster', 'to_cluster', 'reason'] as const,
     registers: [this.registry],
   });
+  private readonly eppAnswersGuarded = new Counter({
+    name: 'mcip_epp_answer_violations_total',
+    help: 'EPP answers refused (destination_invalid, destination_denied, unsupported_answer: failed over) or trimmed (header_not_allowed, metadata_namespace: the rest relayed), by the EPP\'s cluster and reason.',
+    labelNames: ['cluster', 'reason'] as const,
+    registers: [this.registry],
+  });
   private readonly eppStream = new Histogram({
     name: 'mcip_epp_stream_duration_seconds',
     help: 'Lifetime of each ext_proc stream (attempt) to an EPP, by the EPP\'s cluster.',
@@ -114,6 +121,12 @@ export class RouterMetrics implements SnapshotObserver, DataPathObserver {
     name: 'mcip_snapshot_objects',
     help: 'Size of the routing snapshot in use, by what is counted.',
     labelNames: ['what'] as const,
+    registers: [this.registry],
+  });
+  private readonly excludedObjects = new Gauge({
+    name: 'mcip_excluded_objects',
+    help: 'Objects of a member left out of the routing snapshot (invalid, duplicate, no Endpoint Picker), by reason.',
+    labelNames: ['cluster', 'reason'] as const,
     registers: [this.registry],
   });
   private readonly clusterStale = new Gauge({
@@ -191,6 +204,10 @@ export class RouterMetrics implements SnapshotObserver, DataPathObserver {
     this.eppStream.observe({ cluster }, seconds);
   }
 
+  eppAnswerGuarded(cluster: string, reason: GuardReason): void {
+    this.eppAnswersGuarded.inc({ cluster, reason });
+  }
+
   snapshotBuilt(durationSeconds: number, snapshot: RoutingSnapshot, diagnostics: readonly Diagnostic[]): void {
     this.snapshotBuild.observe(durationSeconds);
     this.snapshotVersion.set(snapshot.version);
@@ -198,6 +215,24 @@ export class RouterMetrics implements SnapshotObserver, DataPathObserver {
     this.snapshotSize.set({ what: 'candidates' }, snapshot.candidates.size);
     this.snapshotSize.set({ what: 'diagnostics' }, diagnostics.length);
     for (const c of snapshot.clusters) this.clusterStale.set({ cluster: c.name }, c.stale ? 1 : 0);
+    this.setExcludedObjects(snapshot);
+  }
+
+  /** One count per object (an object with several bad fields counts once per reason). */
+  private setExcludedObjects(snapshot: RoutingSnapshot): void {
+    const objects = new Map<string, { cluster: string; reason: string; keys: Set<string> }>();
+    for (const x of snapshot.excludedObjects) {
+      const label = `${x.cluster}\u0000${x.reason}`;
+      let entry = objects.get(label);
+      if (entry === undefined) {
+        entry = { cluster: x.cluster, reason: x.reason, keys: new Set() };
+        objects.set(label, entry);
+      }
+      entry.keys.add(`${x.kind}/${x.namespace}/${x.name}`);
+    }
+    this.excludedObjects.reset();
+    for (const c of snapshot.clusters) this.excludedObjects.set({ cluster: c.name, reason: 'InvalidObject' }, 0);
+    for (const e of objects.values()) this.excludedObjects.set({ cluster: e.cluster, reason: e.reason }, e.keys.size);
   }
 
   sourceApplied(cluster: string): void {

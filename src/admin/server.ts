@@ -28,6 +28,16 @@ export interface AdminDeps {
   readonly logger: Logger;
   /** The answer (404) to /debug/* paths this listener does not serve. */
   readonly debugElsewhere?: string;
+  /** Connection bounds (config `admin`); Node's own defaults when unset. */
+  readonly limits?: AdminServerLimits;
+}
+
+export interface AdminServerLimits {
+  readonly maxConnections: number;
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly maxHeaderBytes: number;
 }
 
 /** Where /debug/* is served: on the admin listener, on a listener of its own, or nowhere. */
@@ -67,10 +77,25 @@ export function json(status: number, value: unknown): AdminReply {
 }
 
 export async function startAdminServer(listen: string, deps: AdminDeps): Promise<AdminServer> {
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     void handle(req, res, deps);
-  });
-  server.keepAliveTimeout = 5000;
+  };
+  const l = deps.limits;
+  // Node checks the headers/request timeouts on an interval (30 s by default): check often enough
+  // that a client trickling its headers is cut close to headersTimeoutMs.
+  const server = l
+    ? createServer(
+        {
+          maxHeaderSize: l.maxHeaderBytes,
+          headersTimeout: l.headersTimeoutMs,
+          requestTimeout: l.requestTimeoutMs,
+          keepAliveTimeout: l.keepAliveTimeoutMs,
+          connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(l.headersTimeoutMs / 4))),
+        },
+        handler,
+      )
+    : createServer(handler);
+  if (l) server.maxConnections = l.maxConnections;
   const address = await listenOn(server, listen);
   deps.logger.info({ address }, 'admin server listening');
   return {

@@ -3,15 +3,25 @@ import { parseArgs } from 'node:util';
 
 export const CONFIG_ENV = 'MCIP_ROUTER_CONFIG';
 
-export const USAGE = `Usage: mcip-router --config FILE [--check] [--log-level LEVEL]
+export const USAGE = `Usage: mcip-router --config FILE [--check | --export-controller] [--log-level LEVEL]
 
 Multi-cluster InferencePool router: an Envoy ext_proc server that routes each
 request to a local or remote Endpoint Picker.
 
 Options:
   -c, --config FILE     router config (YAML). Default: $${CONFIG_ENV}
-      --check           load everything, print the routing table and exit
-                        (0 = usable, 2 = errors)
+      --check           load everything, print the routing table on stdout
+                        (logs on stderr) and exit:
+                          0  no error diagnostic
+                          1  loaded, but routes or objects have errors (an
+                             object left out, a share of requests that would
+                             get HTTP 500, ...)
+                          2  bad flags, invalid config, or manifests that
+                             cannot be read or parsed
+                          70 internal error (a bug; also in any other mode)
+      --export-controller
+                        run only the export controller (no ext_proc): creates
+                        InferencePoolImports in every member for exported pools
       --log-level LEVEL override log.level (fatal|error|warn|info|debug|trace|silent)
   -h, --help            show this help
   -v, --version         print the version
@@ -20,7 +30,7 @@ Options:
 export type CliCommand =
   | { readonly type: 'help' }
   | { readonly type: 'version' }
-  | { readonly type: 'run' | 'check'; readonly configFile: string; readonly logLevel?: string }
+  | { readonly type: 'run' | 'check' | 'export-controller'; readonly configFile: string; readonly logLevel?: string }
   | { readonly type: 'usage-error'; readonly message: string };
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -35,6 +45,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
       options: {
         config: { type: 'string', short: 'c' },
         check: { type: 'boolean' },
+        'export-controller': { type: 'boolean' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -53,5 +64,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
   if (logLevel !== undefined && !LEVELS.has(logLevel)) {
     return { type: 'usage-error', message: `--log-level "${logLevel}" is not one of ${[...LEVELS].join(', ')}` };
   }
-  return { type: values.check ? 'check' : 'run', configFile, ...(logLevel ? { logLevel } : {}) };
+  if (values.check && values['export-controller']) return { type: 'usage-error', message: '--check and --export-controller cannot be combined' };
+  const type = values.check ? 'check' : values['export-controller'] ? 'export-controller' : 'run';
+  return { type, configFile, ...(logLevel ? { logLevel } : {}) };
 }

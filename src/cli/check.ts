@@ -1,7 +1,9 @@
 /**
  * `mcip-router --check`: load every member's objects once, build the snapshot,
- * print the routing table. Errors (unreadable or invalid input) are printed and
- * make the check fail; exclusions are part of the table, not errors.
+ * print the routing table. The exit code tells a pipeline what it found:
+ * 0 no error diagnostic; 1 loaded, but the table has errors (an object left out
+ * as invalid, a backendRef whose share of requests gets HTTP 500, ...); 2 a
+ * member's manifests could not be loaded at all (unreadable files).
  */
 import type { RouterConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
@@ -11,8 +13,13 @@ import { createObjectSource } from '../sources/create-source.js';
 import type { ClusterState, SourceError } from '../sources/types.js';
 import { toSourceError } from '../runtime/load-sources.js';
 
+export const CHECK_OK = 0;
+export const CHECK_ROUTE_ERRORS = 1;
+export const CHECK_LOAD_ERRORS = 2;
+
 export interface CheckResult {
-  readonly ok: boolean;
+  readonly code: typeof CHECK_OK | typeof CHECK_ROUTE_ERRORS | typeof CHECK_LOAD_ERRORS;
+  /** The routing table (stdout); or, for load errors, every error (stderr). */
   readonly output: string;
 }
 
@@ -34,14 +41,12 @@ export async function runCheck(config: RouterConfig, logger: Logger): Promise<Ch
     } finally {
       await source.stop();
     }
-    if (state) {
-      states.push(state);
-      for (const e of state.errors) errors.push({ cluster: cluster.name, reason: 'invalid', message: e.message, errors: [e] });
-    }
+    if (state) states.push(state);
   }
-  if (errors.length > 0) return { ok: false, output: formatErrors(errors) };
+  if (errors.length > 0) return { code: CHECK_LOAD_ERRORS, output: formatErrors(errors) };
   const { snapshot, diagnostics } = buildSnapshot({ config, clusters: states, version: 1 });
-  return { ok: true, output: formatRoutingTable(snapshot, diagnostics) };
+  const failed = diagnostics.some((d) => d.severity === 'error');
+  return { code: failed ? CHECK_ROUTE_ERRORS : CHECK_OK, output: formatRoutingTable(snapshot, diagnostics) };
 }
 
 export function formatErrors(errors: readonly SourceError[]): string {

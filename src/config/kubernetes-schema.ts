@@ -38,23 +38,20 @@ export const kubernetesSourceSchema = z
 /** A member's Kubernetes settings before defaults (what tests and tools may hand to loadKubeConfig). */
 export type KubernetesSourceInput = z.input<typeof kubernetesSourceSchema>;
 
-export const controllerSchema = z.strictObject({
-  /** Maintain our status.controllers[] entry on referenced InferencePoolImports. Default: on when the local cluster uses a kubernetes source. */
-  enabled: z.boolean().optional(),
-  /** Our controller name in InferencePoolImport status (domain/path). */
-  name: z
-    .string()
-    .min(1)
-    .max(253)
-    .regex(CONTROLLER_NAME_PATTERN, 'must be a domain/path controller name, e.g. example.com/import-controller')
-    .default('mcip-router.dev/import-controller'),
-  /** How often every import is re-checked even without changes (writes happen only on difference). */
-  resyncMs: z.number().int().min(1000).default(60_000),
-  leaderElection: z
+/** A controller name as InferencePoolImport and InferencePool status carry it. */
+export const controllerName = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(CONTROLLER_NAME_PATTERN, 'must be a domain/path controller name, e.g. example.com/import-controller');
+
+/** Leader election on a coordination.k8s.io Lease (one per controller, so each has its own writer). */
+export function leaderElectionSchema(defaultLeaseName: string) {
+  return z
     .strictObject({
       /** Off: every replica writes status (only sensible with one replica). */
       enabled: z.boolean().default(true),
-      leaseName: objectName.default('mcip-router-import-controller'),
+      leaseName: objectName.default(defaultLeaseName),
       /** Default: the pod's namespace (service account), else "default". */
       leaseNamespace: objectName.optional(),
       leaseDurationMs: z.number().int().min(1000).default(15_000),
@@ -65,5 +62,15 @@ export const controllerSchema = z.strictObject({
     })
     .prefault({})
     .refine((l) => l.renewDeadlineMs < l.leaseDurationMs, { message: 'renewDeadlineMs must be less than leaseDurationMs', path: ['renewDeadlineMs'] })
-    .refine((l) => l.retryPeriodMs < l.renewDeadlineMs, { message: 'retryPeriodMs must be less than renewDeadlineMs', path: ['retryPeriodMs'] }),
+    .refine((l) => l.retryPeriodMs < l.renewDeadlineMs, { message: 'retryPeriodMs must be less than renewDeadlineMs', path: ['retryPeriodMs'] });
+}
+
+export const controllerSchema = z.strictObject({
+  /** Maintain our status.controllers[] entry on referenced InferencePoolImports. Default: on when the local cluster uses a kubernetes source. */
+  enabled: z.boolean().optional(),
+  /** Our controller name in InferencePoolImport status (domain/path). */
+  name: controllerName.default('mcip-router.dev/import-controller'),
+  /** How often every import is re-checked even without changes (writes happen only on difference). */
+  resyncMs: z.number().int().min(1000).default(60_000),
+  leaderElection: leaderElectionSchema('mcip-router-import-controller'),
 });

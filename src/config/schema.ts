@@ -7,11 +7,17 @@
 import { z } from 'zod';
 import { PICK_POLICIES } from '../picker/policy.js';
 import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
+import { exportControllerSchema } from './export-schema.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
+import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
+import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
+export * from './export-schema.js';
+export * from './guard-schema.js';
 export * from './kubernetes-schema.js';
+export * from './limits-schema.js';
 export * from './signals-schema.js';
 
 const MIB = 1024 * 1024;
@@ -37,6 +43,8 @@ export const clusterSchema = z
   kubernetes: kubernetesSourceSchema.optional(),
   /** Transport settings for this cluster's EPPs. */
   epp: eppSchema.prefault({}),
+  /** What the router relays from this cluster's EPPs: allowed destinations and header mutations. */
+  eppAnswers: eppAnswersSchema.prefault({}),
   /** Parent mode: how to probe this cluster's parent Gateways. */
   parentProbe: parentProbeSchema.prefault({}),
   /** FailOpen pools of this cluster: static endpoints to route to when their EPPs fail. */
@@ -100,6 +108,7 @@ export const extProcSchema = z
      * of EPPs always uses grpc-js.
      */
     transport: z.enum(['grpc-js', 'http2']).default('grpc-js'),
+    ...streamBoundsShape,
   });
 
 /** Pool selection. A route overrides the policy with the HTTPRoute annotation mcip-router.dev/pick-policy. */
@@ -136,8 +145,9 @@ export const routerConfigSchema = z
         debug: listenAddress.optional(),
       })
       .prefault({}),
-    admin: z
-      .strictObject({
+    /** Admin HTTP server: connection bounds (limits-schema.ts) and where /debug/* may be served. */
+    admin: adminServerSchema
+      .extend({
         /** Serve the unauthenticated /debug/* pages on a non-loopback address (admin or debug listener). */
         exposeDebug: z.boolean().default(false),
       })
@@ -160,8 +170,12 @@ export const routerConfigSchema = z
         debounceMs: z.number().int().min(0).default(200),
         /** Fallback poll interval (catches changes fs.watch misses, e.g. ConfigMap symlink swaps). */
         pollIntervalMs: z.number().int().min(100).default(1000),
+        /** Largest manifest file read; a larger one is a rejected change naming the file (the last good objects keep serving). */
+        maxFileBytes: manifestMaxFileBytes,
       })
       .prefault({}),
+    /** HTTPRoute matching: bounds on RegularExpression matches. */
+    routes: routesSchema.prefault({}),
     /** Kubernetes sources (clusters[].kubernetes). */
     kubernetes: z
       .strictObject({
@@ -178,6 +192,8 @@ export const routerConfigSchema = z
       .prefault({}),
     /** InferencePoolImport import-controller duties (status.controllers[]), Kubernetes mode only. */
     controller: controllerSchema.prefault({}),
+    /** Export-controller duties (hub topology): InferencePoolImports in every member for exported pools. */
+    exportController: exportControllerSchema.prefault({}),
     /** Passive outlier detection, fed by the data path (EPP connect/stream errors, 503/429 answers). */
     outlier: z
       .strictObject({

@@ -10,7 +10,9 @@ import type { OutcomeSink, SignalSource } from '../signals/types.js';
 import type { RoutingSnapshot } from '../snapshot/types.js';
 import type { AttemptSettings } from './epp-attempt.js';
 import type { EppClientPool } from './epp-client.js';
+import { AnswerGuardReport, MemberAnswerRules } from './answer-rules.js';
 import { FailOpenEndpoints } from './fail-open.js';
+import { HeldBytes } from './held-bytes.js';
 import type { DataPathObserver } from './observer.js';
 
 /** The router config's `extProc` block. */
@@ -31,6 +33,8 @@ export interface StreamDeps {
   readonly picker?: PickerSettings;
   /** FailOpen destinations: static endpoints and the recent-endpoint cache (absent: a cache only). */
   readonly failOpen?: FailOpenEndpoints;
+  /** What each member's EPPs may answer (absent: every member gets the schema's defaults). */
+  readonly answerRules?: MemberAnswerRules;
 }
 
 /** What every relay of a server shares. */
@@ -44,6 +48,10 @@ export interface RelayContext extends AttemptSettings {
   readonly maxAttempts: number;
   /** After the commit: how long the EPP may owe Envoy something without sending anything (0: no limit). */
   readonly eppStallTimeoutMs: number;
+  readonly answerRules: MemberAnswerRules;
+  readonly guardReport: AnswerGuardReport;
+  /** Body bytes held for EPPs that have not echoed them, per stream and process-wide. */
+  readonly held: HeldBytes;
 }
 
 const NO_OUTCOMES: OutcomeSink = { reportSuccess() {}, reportFailure() {} };
@@ -66,6 +74,9 @@ export function relayContext(deps: StreamDeps): RelayContext {
       replayBufferBytes: s.replayBufferBytes,
       maxAttempts: s.maxAttempts,
       eppStallTimeoutMs: s.eppStallTimeoutMs,
+      answerRules: deps.answerRules ?? new MemberAnswerRules(),
+      guardReport: new AnswerGuardReport(deps.observer, deps.logger),
+      held: new HeldBytes(s.maxHeldBytesPerStream, s.heldBytesBudget),
     };
     relayContexts.set(deps, ctx);
   }

@@ -149,34 +149,39 @@ export function tlsMaterial(
   return { ca, key: read('keyFile', tls.keyFile), cert: read('certFile', tls.certFile), verify: ca !== null || !tls.insecureSkipVerify };
 }
 
-/**
- * The TLS server name (SNI) when it is not the address's host: the configured serverName
- * (also the name verified); or, when the host is an IP, the Service's DNS name, since an IP
- * is not a valid SNI (RFC 6066): Node 24 warns about one, Node 26 refuses to connect.
- */
-export function serverNameFor(target: EppTarget): string | undefined {
-  const tls = target.tls;
-  if (!tls.enabled) return undefined;
-  if (tls.serverName) return tls.serverName;
-  if (isIP(bareHost(target)) === 0) return undefined;
-  return `${target.service.name}.${target.service.namespace}.svc`;
+/** The TLS names of a channel: the SNI to send instead of the host, and the identity to verify when it is not the SNI. */
+export interface TlsNames {
+  readonly sni?: string;
+  readonly verifyHost?: string;
 }
 
 /**
- * What a verified certificate must match when serverNameFor() sends a substitute SNI for an
- * IP host: the IP itself (its IP SAN), as when the IP was the server name. Undefined when the
- * SNI is the name verified (a configured serverName or a DNS host), or nothing is verified.
+ * The TLS names for a channel to `host` (a name, an IP, or "[v6]"): a configured serverName
+ * is sent and verified. An IP is not a valid SNI (RFC 6066; Node 24 warns, Node 26 refuses
+ * to connect), so to an IP `ipSni` is sent instead, and a verified certificate must still
+ * match the IP (its IP SAN), as when the IP was the server name. A DNS host is left as is.
  */
-export function identityHostFor(target: EppTarget): string | undefined {
-  const tls = target.tls;
+export function tlsNames(host: string, tls: TlsConfig, ipSni: string): TlsNames {
+  if (!tls.enabled) return {};
+  if (tls.serverName) return { sni: tls.serverName };
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (isIP(bare) === 0) return {};
   const verifying = tls.caFile !== undefined || !tls.insecureSkipVerify;
-  if (!tls.enabled || !verifying || tls.serverName) return undefined;
-  const host = bareHost(target);
-  return isIP(host) === 0 ? undefined : host;
+  return verifying ? { sni: ipSni, verifyHost: bare } : { sni: ipSni };
 }
 
-function bareHost(target: EppTarget): string {
-  return target.host.replace(/^\[|\]$/g, '');
+/** The SNI sent to an EPP when it is not the address's host (an IP: the Service's DNS name). */
+export function serverNameFor(target: EppTarget): string | undefined {
+  return eppTlsNames(target).sni;
+}
+
+/** What a verified certificate must match when it is not the SNI (an IP host). */
+export function identityHostFor(target: EppTarget): string | undefined {
+  return eppTlsNames(target).verifyHost;
+}
+
+function eppTlsNames(target: EppTarget): TlsNames {
+  return tlsNames(target.host, target.tls, `${target.service.name}.${target.service.namespace}.svc`);
 }
 
 export class EppClientPool {

@@ -9,7 +9,10 @@
  * answers nothing but that Envoy acts on (override_message_timeout) is relayed
  * without commit. An EPP message Envoy would take as spurious (empty, or only
  * dynamic_metadata, mode_override or request_drain) or that cannot be parsed is
- * never relayed: it is a failure of the EPP, like its stream failing.
+ * never relayed: it is a failure of the EPP, like its stream failing. So is an
+ * answer the member's rules refuse (protocol/answer-guard.ts: a destination
+ * outside its CIDRs or not ip:port); header mutations and metadata the rules do
+ * not allow are dropped from the answer. Plain body echoes are not inspected.
  *
  * Before the commit, an attempt fails when the EPP cannot be reached, its
  * stream fails or ends without an answer, it answers 503/429, or it does not
@@ -32,6 +35,7 @@
  */
 import type { Picked } from '../picker/types.js';
 import { peekResponse, type ProtocolConfiguration, type RequestPhase, type ResponsePeek } from '../protocol/codec.js';
+import { guardAnswer, type GuardResult } from '../protocol/answer-guard.js';
 import { destinationHeadersResponse, rewriteDestination } from '../protocol/responses.js';
 import { scanFields } from '../protocol/wire.js';
 import type { FailureReason } from '../signals/types.js';
@@ -70,7 +74,7 @@ export class EppRelay implements Processor, AttemptOwner {
     private readonly protocol: ProtocolConfiguration | null,
     private readonly ctx: RelayContext,
   ) {
-    this.exchange = new Exchange(protocol);
+    this.exchange = new Exchange(protocol, ctx.held);
     this.plan = new FailoverPlan(picked, ctx);
     if (ctx.maxAttempts > 1 && ctx.replayBufferBytes > 0) this.replay = new ReplayLog(ctx.replayBufferBytes);
     this.start(picked.primary as EppCandidate, []);
@@ -115,6 +119,7 @@ export class EppRelay implements Processor, AttemptOwner {
     if (this.done) return;
     this.done = true;
     this.replay = undefined;
+    this.exchange.releaseHeld();
     this.stopStallWatch();
     const a = this.attempt;
     if (a !== undefined) {
@@ -129,7 +134,12 @@ export class EppRelay implements Processor, AttemptOwner {
   private fromEnvoy(phase: RequestPhase, msg: Buffer, endOfStream: boolean): void {
     if (this.done) return;
     if (this.responder) return dispatchPhase(this.responder, phase, msg, endOfStream);
-    this.exchange.fromEnvoy(phase, msg, endOfStream);
+    const over = this.exchange.fromEnvoy(phase, msg, endOfStream);
+    if (over !== undefined) {
+      // Shed this request rather than grow the heap: the stream's close disposes this relay (EPP call, bytes).
+      this.envoy.fail(new RouterError(ErrorCode.OverCapacity, this.ctx.held.describe(over)));
+      return;
+    }
     if (this.replay && !this.replay.add(msg)) this.replay = undefined; // past the bound: no failover
     const a = this.attempt;
     if (a === undefined) return;
@@ -154,9 +164,11 @@ export class EppRelay implements Processor, AttemptOwner {
     let peek: ResponsePeek;
     let status: number | undefined;
     let control = false;
+    let guarded: GuardResult | undefined;
     try {
       // Everything read from the EPP's bytes is read here: nothing may throw out of the call's event.
       peek = peekResponse(msg);
+      if (peek.guard) guarded = guardAnswer(msg, this.ctx.answerRules.of(a.candidate.cluster));
       if (peek.case === 'immediate_response' && !this.committed) status = immediateStatus(msg);
       else if (peek.case === 'none') control = isTimeoutOverride(msg);
     } catch (err) {
@@ -170,43 +182,55 @@ export class EppRelay implements Processor, AttemptOwner {
       this.onEppFailure(a, 'stream', new RouterError(ErrorCode.EppStream, 'the EPP sent a ProcessingResponse that answers nothing'));
       return;
     }
+    let out = msg;
+    if (guarded !== undefined) {
+      const c = a.candidate;
+      if (!guarded.ok) {
+        this.ctx.guardReport.report(c.cluster, c.id, guarded.refusal, true);
+        a.dispose();
+        this.onEppFailure(a, 'refused', new RouterError(ErrorCode.EppStream, `answer refused: ${guarded.refusal.detail}`));
+        return;
+      }
+      for (const d of guarded.dropped) this.ctx.guardReport.report(c.cluster, c.id, d, false);
+      out = guarded.msg;
+    }
     if (this.committed) {
       if (this.stallTimer !== undefined) this.progressAt = performance.now();
-      this.exchange.fromProcessor(peek, msg);
-      this.relay(msg);
+      this.exchange.fromProcessor(peek, out);
+      this.relay(out);
       return;
     }
     if (peek.case === 'none') {
-      this.relay(msg); // answers nothing: no commit
+      this.relay(out); // answers nothing: no commit
       return;
     }
     const c = a.candidate;
-    let out = msg;
     if (peek.case === 'immediate_response') {
       if (status === 503 || status === 429) {
         a.dispose();
         const err = new RouterError(ErrorCode.EppUnavailable, `the EPP answered ${status}`);
-        this.failedBeforeCommit(a, status === 429 ? 'status-429' : 'status-503', err, msg);
+        this.failedBeforeCommit(a, status === 429 ? 'status-429' : 'status-503', err, out);
         return;
       }
       this.envoy.decided('epp_immediate');
     } else if (peek.case === 'request_headers') {
       if (this.ctx.destinationHeader === 'primary') {
         try {
-          out = rewriteDestination(msg, 'primary');
+          out = rewriteDestination(out, 'primary');
         } catch (err) {
           a.dispose();
           this.onEppFailure(a, 'stream', new RouterError(ErrorCode.EppStream, 'malformed request_headers response from the EPP', { cause: err }));
           return;
         }
       }
-      if (c.failureMode === 'FailOpen') this.ctx.failOpen.rememberAnswer(c.id, msg);
+      // Only a validated destination (the guard ran: a headers answer) is remembered.
+      if (c.failureMode === 'FailOpen') this.ctx.failOpen.remember(c.id, guarded?.ok ? guarded.destination : undefined);
       this.envoy.decided('relayed');
     }
     this.ctx.outcomes.reportSuccess(c.id);
     this.committed = true;
     this.replay = undefined;
-    this.exchange.fromProcessor(peek, msg);
+    this.exchange.fromProcessor(peek, out);
     this.relay(out);
     this.watchStall();
   }

@@ -22,6 +22,10 @@ export const ErrorCode = {
   EppOverloaded: 'epp_overloaded',
   /** Envoy sent something the router cannot process (malformed, out of order). */
   Protocol: 'protocol',
+  /** The stream sent no first message within extProc.firstMessageTimeoutMs. */
+  FirstMessageTimeout: 'first_message_timeout',
+  /** The router is at a bound (extProc.maxStreams, held body bytes): the request is shed. */
+  OverCapacity: 'over_capacity',
   /** A bug. */
   Internal: 'internal',
 } as const;
@@ -41,7 +45,9 @@ const CODES: Readonly<Record<ErrorCode, CodeInfo>> = {
   epp_unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, outcome: 'epp_unavailable' },
   epp_stream: { grpc: GrpcStatus.UNAVAILABLE, outcome: 'epp_error' },
   epp_overloaded: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, outcome: 'epp_overloaded' },
-  protocol: { grpc: GrpcStatus.INVALID_ARGUMENT, outcome: 'internal_error' },
+  protocol: { grpc: GrpcStatus.INVALID_ARGUMENT, outcome: 'protocol_error' },
+  first_message_timeout: { grpc: GrpcStatus.DEADLINE_EXCEEDED, outcome: 'protocol_error' },
+  over_capacity: { http: 503, grpc: GrpcStatus.RESOURCE_EXHAUSTED, outcome: 'over_capacity' },
   internal: { grpc: GrpcStatus.INTERNAL, outcome: 'internal_error' },
 };
 

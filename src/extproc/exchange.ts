@@ -18,6 +18,7 @@ import { BodySendMode } from '../protocol/constants.js';
 import type { BodyPhase, ProtocolConfiguration, RequestPhase, ResponsePeek } from '../protocol/codec.js';
 import { continueBody, continueHeaders, continueTrailers, streamedBody } from '../protocol/responses.js';
 import { lastPathLength, lastPathPayload } from '../protocol/wire.js';
+import type { HeldBound, HeldBytes } from './held-bytes.js';
 
 const EMPTY: Buffer = Buffer.alloc(0);
 /** Field paths (numbers) of the body bytes, kept as constants: these run for every body message. */
@@ -130,16 +131,21 @@ export class Exchange {
   responseStarted = false;
   /** An immediate response reached Envoy: processing is over. */
   immediate = false;
+  /** Unechoed bytes of both ledgers, as last counted in `held`. */
+  private heldNow = 0;
 
-  constructor(protocol: ProtocolConfiguration | null) {
+  constructor(
+    protocol: ProtocolConfiguration | null,
+    private readonly held?: HeldBytes,
+  ) {
     this.requestDuplex = protocol?.request_body_mode === BodySendMode.FULL_DUPLEX_STREAMED;
     this.responseDuplex = protocol?.response_body_mode === BodySendMode.FULL_DUPLEX_STREAMED;
     if (this.requestDuplex) this.requestEcho = new EchoLedger();
     if (this.responseDuplex) this.responseEcho = new EchoLedger();
   }
 
-  /** Envoy sent `msg`. */
-  fromEnvoy(phase: RequestPhase, msg: Buffer, endOfStream: boolean): void {
+  /** Envoy sent `msg`. Returns the held-bytes bound a FULL_DUPLEX_STREAMED body chunk passed, if any. */
+  fromEnvoy(phase: RequestPhase, msg: Buffer, endOfStream: boolean): HeldBound | undefined {
     const n = this.unanswered;
     switch (phase) {
       case 'request_headers':
@@ -147,10 +153,13 @@ export class Exchange {
         if (endOfStream) this.requestComplete = true;
         return;
       case 'request_body':
-        if (this.requestEcho) this.requestEcho.add(envoyBody(msg, 4), endOfStream);
-        else n[REQUEST_BODY]!++;
         if (endOfStream) this.requestComplete = true;
-        return;
+        if (!this.requestEcho) {
+          n[REQUEST_BODY]!++;
+          return;
+        }
+        this.requestEcho.add(envoyBody(msg, 4), endOfStream);
+        return this.countHeld();
       case 'request_trailers':
         n[REQUEST_TRAILERS]!++;
         this.requestComplete = true;
@@ -160,10 +169,13 @@ export class Exchange {
         this.responseStarted = true;
         return;
       case 'response_body':
-        if (this.responseEcho) this.responseEcho.add(envoyBody(msg, 5), endOfStream);
-        else n[RESPONSE_BODY]!++;
         this.responseStarted = true;
-        return;
+        if (!this.responseEcho) {
+          n[RESPONSE_BODY]!++;
+          return;
+        }
+        this.responseEcho.add(envoyBody(msg, 5), endOfStream);
+        return this.countHeld();
       case 'response_trailers':
         n[RESPONSE_TRAILERS]!++;
         this.responseStarted = true;
@@ -179,6 +191,7 @@ export class Exchange {
       case 'request_body':
         if (this.requestEcho) {
           if (peek.streamed) this.requestEcho.echoed(streamedLength(msg, 3), peek.endOfStream);
+          this.countHeld();
           return;
         }
         return this.answered(REQUEST_BODY);
@@ -189,6 +202,7 @@ export class Exchange {
       case 'response_body':
         if (this.responseEcho) {
           if (peek.streamed) this.responseEcho.echoed(streamedLength(msg, 4), peek.endOfStream);
+          this.countHeld();
           return;
         }
         return this.answered(RESPONSE_BODY);
@@ -249,7 +263,22 @@ export class Exchange {
     for (let i = 0; i < n[RESPONSE_BODY]!; i++) out.push(continueBody('response_body'));
     if (n[RESPONSE_TRAILERS]! > 0) out.push(continueTrailers('response_trailers'));
     n.fill(0);
+    this.countHeld();
     return out;
+  }
+
+  /** The stream is gone: whatever it held no longer counts. */
+  releaseHeld(): void {
+    this.held?.change(this.heldNow, 0);
+    this.heldNow = 0;
+  }
+
+  private countHeld(): HeldBound | undefined {
+    const now = (this.requestEcho?.pending ?? 0) + (this.responseEcho?.pending ?? 0);
+    const before = this.heldNow;
+    if (now === before || this.held === undefined) return undefined;
+    this.heldNow = now;
+    return this.held.change(before, now);
   }
 
   private answered(i: number): void {

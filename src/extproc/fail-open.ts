@@ -6,14 +6,15 @@
  * 2. an endpoint the pool's own EPP returned recently: a small per-pool cache
  *    (the last {@link CACHE_SIZE} distinct endpoints, each usable for `ttlMs`
  *    after it was last returned), filled from EPP headers responses of FailOpen
- *    pools only, so other pools pay nothing;
+ *    pools only (so other pools pay nothing), and only with destinations that
+ *    passed the member's answer rules (answer-rules.ts);
  * 3. endpoints listed statically for the pool (config `clusters[].failOpen.endpoints`).
  * None known: undefined (the caller answers 503).
  */
 import { DEFAULT_EXT_PROC } from '../config/defaults.js';
 import type { RouterConfig } from '../config/schema.js';
 import type { RandomSource } from '../picker/types.js';
-import { destinationOf, primaryEndpoint } from '../protocol/responses.js';
+import { primaryEndpoint } from '../protocol/responses.js';
 import type { Candidate } from '../snapshot/types.js';
 
 export const CACHE_SIZE = 16;
@@ -71,17 +72,6 @@ export class FailOpenEndpoints {
       entries.set(ep, now);
       if (entries.size > CACHE_SIZE) entries.delete(entries.keys().next().value!);
     }
-  }
-
-  /** Records the destination of an EPP's encoded request_headers response (ignored when unreadable). */
-  rememberAnswer(candidateId: string, headersResponse: Buffer): void {
-    let destination: string | undefined;
-    try {
-      destination = destinationOf(headersResponse);
-    } catch {
-      return;
-    }
-    this.remember(candidateId, destination);
   }
 
   /** The fail-open destination for `candidate`, or undefined when none is known. */

@@ -4,6 +4,7 @@
  */
 
 import type { PickReason } from '../picker/types.js';
+import type { GuardReason } from '../protocol/answer-guard.js';
 import type { FailureReason } from '../signals/types.js';
 
 /** How an ext_proc stream ended. A closed set: it is a metric label. */
@@ -34,7 +35,11 @@ export type StreamOutcome =
   | 'epp_overloaded'
   /** The EPP failed after its answer reached Envoy: the router finished the stream itself. */
   | 'finished_by_router'
-  /** A bug or a malformed message: gRPC error to Envoy. */
+  /** Envoy's messages broke the ext_proc protocol (malformed, out of order, no first message in time): gRPC error to Envoy. */
+  | 'protocol_error'
+  /** The router was at a bound (extProc.maxStreams, held body bytes): immediate 503. */
+  | 'over_capacity'
+  /** A bug: gRPC error to Envoy. */
   | 'internal_error';
 
 export interface StreamInfo {
@@ -69,6 +74,8 @@ export interface DataPathObserver {
   eppFirstResponse(cluster: string, seconds: number): void;
   /** Lifetime of one EPP attempt's stream, however it ended. */
   eppStreamFinished(cluster: string, seconds: number): void;
+  /** An EPP answer was refused, or part of it dropped, by the member's answer rules. */
+  eppAnswerGuarded(cluster: string, reason: GuardReason): void;
 }
 
 export const noopObserver: DataPathObserver = {
@@ -79,4 +86,5 @@ export const noopObserver: DataPathObserver = {
   failover() {},
   eppFirstResponse() {},
   eppStreamFinished() {},
+  eppAnswerGuarded() {},
 };

@@ -4,9 +4,10 @@
  */
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import { extProcRawService, healthService } from '../protocol/services.js';
+import { ErrorCode, RouterError } from './errors.js';
 import { HealthState } from './health.js';
 import { createH2ExtProcServer, removeStaleSocket } from '../transport/extproc-server.js';
-import { ExtProcStream, type StreamDeps } from './stream.js';
+import { ExtProcStream, type EnvoyCall, type StreamDeps } from './stream.js';
 
 export type ExtProcDeps = StreamDeps;
 
@@ -49,9 +50,7 @@ export function createExtProcServer(deps: ExtProcDeps): ExtProcServer {
   let finishDrain: (() => void) | undefined;
 
   server.addService(extProcRawService, {
-    Process: (call: ServerDuplexStream<Buffer, Buffer>) => {
-      streams.add(new ExtProcStream(call, deps, onClosed));
-    },
+    Process: (call: ServerDuplexStream<Buffer, Buffer>) => admitStream(call, deps, streams, onClosed),
   });
   server.addService(healthService, health.handlers);
 
@@ -129,4 +128,19 @@ function acceptEnvoyResets(server: Server): boolean {
   options.streamResetBurst = STREAM_RESET_BURST;
   options.streamResetRate = STREAM_RESET_RATE;
   return true;
+}
+
+const shed = (): void => {};
+
+/** A new stream from Envoy: held in `streams`, or answered with a 503 when extProc.maxStreams are open (either transport). */
+export function admitStream(call: EnvoyCall, deps: StreamDeps, streams: Set<ExtProcStream>, onClosed: (s: ExtProcStream) => void): void {
+  const bounds = deps.settings;
+  if (streams.size >= bounds.maxStreams) {
+    // Answered (immediate 503) and counted like any stream, but never held.
+    new ExtProcStream(call, deps, shed).fail(
+      new RouterError(ErrorCode.OverCapacity, `the router is serving extProc.maxStreams (${bounds.maxStreams}) streams`),
+    );
+    return;
+  }
+  streams.add(new ExtProcStream(call, deps, onClosed, bounds.firstMessageTimeoutMs));
 }

@@ -17,6 +17,7 @@ import { matchRequest } from '../snapshot/match.js';
 import type { Candidate } from '../snapshot/types.js';
 import { requestAttributes } from './attributes.js';
 import { relayContext, type StreamDeps } from './deps.js';
+import { EnvoyOrder } from './envoy-order.js';
 import { EppRelay } from './epp-relay.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { candidateLabels, routeLabel } from './labels.js';
@@ -55,13 +56,24 @@ export class ExtProcStream implements EnvoySide {
   private pool: string | undefined;
   private cluster: string | undefined;
   private decidedOutcome: StreamOutcome | undefined;
+  private readonly order = new EnvoyOrder();
+  /** Runs until the first message (extProc.firstMessageTimeoutMs). */
+  private firstTimer: NodeJS.Timeout | undefined;
 
+  /** `firstMessageTimeoutMs`: the stream is ended when no message came by then (absent: no deadline). */
   constructor(
     private readonly call: EnvoyCall,
     private readonly deps: StreamDeps,
     private readonly onClosed: (stream: ExtProcStream) => void,
+    firstMessageTimeoutMs?: number,
   ) {
     deps.observer.streamStarted();
+    if (firstMessageTimeoutMs !== undefined) {
+      this.firstTimer = setTimeout(() => {
+        this.firstTimer = undefined;
+        this.fail(new RouterError(ErrorCode.FirstMessageTimeout, `no message within extProc.firstMessageTimeoutMs (${firstMessageTimeoutMs} ms)`));
+      }, firstMessageTimeoutMs);
+    }
     call.on('data', this.onMessage);
     call.on('end', this.onHalfClose);
     call.on('cancelled', this.onCancel);
@@ -143,8 +155,16 @@ export class ExtProcStream implements EnvoySide {
       this.fail(new RouterError(ErrorCode.Protocol, 'malformed ProcessingRequest', { cause: err }));
       return;
     }
+    if (peek.case !== 'none') {
+      const violation = this.order.check(peek.case, peek.endOfStream);
+      if (violation !== undefined) {
+        this.fail(new RouterError(ErrorCode.Protocol, `out of order: ${violation}`));
+        return;
+      }
+    }
     try {
       if (phase.t === 'first') {
+        this.stopFirstTimer();
         const processor = this.choose(msg, peek);
         if (processor === undefined) return;
         if (this.phase.t === 'closed') {
@@ -265,6 +285,7 @@ export class ExtProcStream implements EnvoySide {
     const phase = this.phase;
     if (phase.t === 'closed') return;
     this.phase = { t: 'closed', outcome };
+    this.stopFirstTimer();
     if (phase.t === 'active') phase.processor.dispose();
     const durationSeconds = (performance.now() - this.startedAt) / 1000;
     this.deps.observer.streamFinished({
@@ -282,5 +303,11 @@ export class ExtProcStream implements EnvoySide {
       );
     }
     this.onClosed(this);
+  }
+
+  private stopFirstTimer(): void {
+    if (this.firstTimer === undefined) return;
+    clearTimeout(this.firstTimer);
+    this.firstTimer = undefined;
   }
 }

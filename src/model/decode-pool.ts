@@ -16,11 +16,10 @@ const MAX_IMPORT_CONDITIONS = 8;
 const CONTROLLER_NAME =
   /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
 
-const NO_PICKER: EndpointPickerRef = { group: GROUP_CORE, kind: 'Service', name: '', failureMode: 'FailClose' };
-
-function endpointPickerRef(c: DecodeContext, v: unknown, path: string): EndpointPickerRef {
-  const r = obj(c, v, path, true);
-  if (!r) return NO_PICKER;
+/** Optional since InferencePool v1.6: absent (or null) decodes to undefined, not an error. */
+function endpointPickerRef(c: DecodeContext, v: unknown, path: string): EndpointPickerRef | undefined {
+  const r = obj(c, v, path);
+  if (!r) return undefined;
   const group = optString(c, r.group, `${path}.group`) ?? GROUP_CORE;
   const kind = optString(c, r.kind, `${path}.kind`) || 'Service';
   const refName = name(c, r.name, `${path}.name`);
@@ -77,13 +76,17 @@ function matchLabels(c: DecodeContext, v: unknown, path: string): Record<string,
 
 function poolSpec(c: DecodeContext, v: unknown): InferencePool['spec'] {
   const spec = obj(c, v, 'spec', true);
-  if (!spec) return { selector: { matchLabels: {} }, targetPorts: [], appProtocol: 'http', endpointPickerRef: NO_PICKER };
+  if (!spec) return { selector: { matchLabels: {} }, targetPorts: [], appProtocol: 'http' };
   const selector = obj(c, spec.selector, 'spec.selector', true);
+  const labels = selector ? matchLabels(c, selector.matchLabels, 'spec.selector.matchLabels') : {};
+  const ports = targetPorts(c, spec.targetPorts, 'spec.targetPorts');
+  const appProtocol = oneOf(c, spec.appProtocol, 'spec.appProtocol', APP_PROTOCOLS, 'http');
+  const picker = endpointPickerRef(c, spec.endpointPickerRef, 'spec.endpointPickerRef');
   return {
-    selector: { matchLabels: selector ? matchLabels(c, selector.matchLabels, 'spec.selector.matchLabels') : {} },
-    targetPorts: targetPorts(c, spec.targetPorts, 'spec.targetPorts'),
-    appProtocol: oneOf(c, spec.appProtocol, 'spec.appProtocol', APP_PROTOCOLS, 'http'),
-    endpointPickerRef: endpointPickerRef(c, spec.endpointPickerRef, 'spec.endpointPickerRef'),
+    selector: { matchLabels: labels },
+    targetPorts: ports,
+    appProtocol,
+    ...(picker !== undefined ? { endpointPickerRef: picker } : {}),
   };
 }
 

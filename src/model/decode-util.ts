@@ -4,7 +4,7 @@
  * value is unusable, and returns a normalised value (or undefined). Readers
  * never throw, so one pass reports every problem in an object.
  */
-import type { Condition, FieldError, ParentReference, ParentStatus } from './types.js';
+import type { Condition, FieldError, ObjectRef, ParentReference, ParentStatus } from './types.js';
 import { GROUP_GATEWAY } from './types.js';
 
 export type Raw = Record<string, unknown>;
@@ -14,11 +14,17 @@ export class DecodeContext {
   constructor(
     readonly object: string,
     readonly origin?: string,
+    readonly ref?: ObjectRef,
   ) {}
 
   error(path: string, message: string): void {
-    const e: FieldError = { object: this.object, path, message };
-    this.errors.push(this.origin === undefined ? e : { ...e, origin: this.origin });
+    this.errors.push({
+      object: this.object,
+      ...(this.ref !== undefined ? { ref: this.ref } : {}),
+      path,
+      message,
+      ...(this.origin !== undefined ? { origin: this.origin } : {}),
+    });
   }
 }
 

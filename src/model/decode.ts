@@ -15,7 +15,7 @@ import { decodeHTTPRoute } from './decode-route.js';
 import { decodeService } from './decode-service.js';
 import type { NameRule, Raw } from './decode-util.js';
 import { DecodeContext, isRecord, name, obj, optInt, optNamespace, optString, stringMap } from './decode-util.js';
-import type { DecodeResult, KubeObject, ObjectKind, ObjectMeta } from './types.js';
+import type { DecodeResult, KubeObject, ObjectKind, ObjectMeta, ObjectRef } from './types.js';
 import { GROUP_CORE, GROUP_GATEWAY, GROUP_INFERENCE, GROUP_INFERENCE_X, describeObject } from './types.js';
 
 type KindDecoder = (c: DecodeContext, raw: Raw, apiVersion: string, metadata: ObjectMeta) => KubeObject;
@@ -83,6 +83,20 @@ function decodeMetadata(c: DecodeContext, v: unknown, nameRule: NameRule): Objec
   };
 }
 
+/**
+ * The object's identity when it has one: a string kind and a non-empty string
+ * metadata.name (namespace default applied). An object with an identity can be
+ * left out alone when it is invalid; a document without one cannot be named.
+ */
+export function objectIdentity(raw: unknown): ObjectRef | undefined {
+  if (!isRecord(raw) || typeof raw.kind !== 'string' || raw.kind === '') return undefined;
+  const m = isRecord(raw.metadata) ? raw.metadata : {};
+  if (typeof m.name !== 'string' || m.name === '') return undefined;
+  const ns = m.namespace === undefined || m.namespace === null || m.namespace === '' ? 'default' : m.namespace;
+  if (typeof ns !== 'string') return undefined;
+  return { kind: raw.kind, namespace: ns, name: m.name };
+}
+
 /** "Kind namespace/name" for messages, with the namespace default applied. */
 function identify(kind: string, raw: Raw): string {
   const m = isRecord(raw.metadata) ? raw.metadata : {};
@@ -90,8 +104,8 @@ function identify(kind: string, raw: Raw): string {
   return describeObject(kind, typeof ns === 'string' ? ns : undefined, typeof m.name === 'string' ? m.name : undefined);
 }
 
-function invalid(object: string, path: string, message: string, origin: string | undefined): DecodeResult {
-  const c = new DecodeContext(object, origin);
+function invalid(object: string, path: string, message: string, origin: string | undefined, ref?: ObjectRef): DecodeResult {
+  const c = new DecodeContext(object, origin, ref);
   c.error(path, message);
   return { type: 'invalid', errors: c.errors };
 }
@@ -103,12 +117,12 @@ export function decodeObject(raw: unknown, origin?: string): DecodeResult {
   const apiVersion = raw.apiVersion;
   if (typeof kind !== 'string' || kind === '') return invalid(anonymous, 'kind', 'required', origin);
   if (typeof apiVersion !== 'string' || apiVersion === '') {
-    return invalid(identify(kind, raw), 'apiVersion', 'required', origin);
+    return invalid(identify(kind, raw), 'apiVersion', 'required', origin, objectIdentity(raw));
   }
   const spec = Object.hasOwn(KINDS, kind) ? KINDS[kind as ObjectKind] : undefined;
   if (!spec || !spec.groups.includes(groupOf(apiVersion))) return { type: 'ignored', kind, apiVersion };
 
-  const c = new DecodeContext(identify(kind, raw), origin);
+  const c = new DecodeContext(identify(kind, raw), origin, objectIdentity(raw));
   if (!spec.versions.includes(apiVersion)) {
     c.error('apiVersion', `${apiVersion} is not supported for ${kind}; use ${spec.versions.join(' or ')}`);
     return { type: 'invalid', errors: c.errors };

@@ -76,7 +76,12 @@ export interface InferencePool {
     readonly targetPorts: readonly { readonly number: number }[];
     /** Default "http". */
     readonly appProtocol: string;
-    readonly endpointPickerRef: EndpointPickerRef;
+    /**
+     * Optional since InferencePool v1.6: a pool without one is a valid object, but
+     * the router cannot pick endpoints for it (the builder excludes it with reason
+     * EndpointPickerRefMissing).
+     */
+    readonly endpointPickerRef?: EndpointPickerRef;
   };
   readonly status: { readonly parents: readonly ParentStatus[] };
 }
@@ -205,10 +210,21 @@ export interface Service {
 
 export type KubeObject = InferencePool | InferencePoolImport | HTTPRoute | Gateway | Service;
 
+/** Kind, namespace and name of an object (namespace default applied). */
+export interface ObjectRef {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
 /** Where a reported problem sits: the object and the field path inside it. */
 export interface FieldError {
   /** e.g. "InferencePool example/llm-pool"; for a document that has no usable identity, its file and index. */
   readonly object: string;
+  /** The object's identity, when it has one (a string kind and name): it can then be excluded alone. */
+  readonly ref?: ObjectRef;
+  /** CamelCase reason when it is not a field validation error, e.g. "DuplicateObject". */
+  readonly reason?: string;
   /** Dotted path with indices, e.g. "spec.rules[0].backendRefs[1].weight". */
   readonly path: string;
   readonly message: string;

@@ -122,6 +122,12 @@ export interface ResponsePeek {
   streamed: boolean;
   /** That streamed_response's end_of_stream. */
   endOfStream: boolean;
+  /**
+   * The message can change something besides body bytes (see answer-guard.ts): a headers,
+   * trailers or immediate answer, dynamic_metadata, or a body answer with a header mutation
+   * or added trailers. A plain body echo is false.
+   */
+  guard: boolean;
 }
 
 /** Reads a field tag; field number 0 is malformed (as wire.ts's scanFields and Envoy's parser have it). */
@@ -202,10 +208,14 @@ export function peekRequest(buf: Uint8Array): RequestPeek {
   return result;
 }
 
+/** ProcessingResponse.dynamic_metadata. */
+const RESPONSE_DYNAMIC_METADATA = 8;
+
 /** Which member of ProcessingResponse.response is set; for body responses, the streamed_response flags. */
 export function peekResponse(buf: Uint8Array): ResponsePeek {
   const r = protobuf.Reader.create(buf);
-  let result: ResponsePeek = { case: 'none', streamed: false, endOfStream: false };
+  let result: ResponsePeek = { case: 'none', streamed: false, endOfStream: false, guard: false };
+  let metadata = false;
   while (r.pos < r.len) {
     const tag = readTag(r);
     const no = tag >>> 3;
@@ -215,23 +225,57 @@ export function peekResponse(buf: Uint8Array): ResponsePeek {
       const end = innerLimit(r);
       const same = result.case === c;
       if (c === 'request_body' || c === 'response_body') {
-        // BodyResponse.response(1) -> CommonResponse.body_mutation(3) -> BodyMutation.streamed_response(3)
-        let streamed = same && result.streamed;
-        let eos = same && result.endOfStream;
-        descend(r, end, [1, 3, 3], (leafEnd) => {
-          streamed = true;
-          eos = readBool(r, leafEnd, 2) ?? eos;
-        });
-        result = { case: c, streamed, endOfStream: eos };
+        result = peekBody(r, end, c, same ? result : undefined);
       } else {
         r.pos = end;
-        result = { case: c, streamed: false, endOfStream: false };
+        result = { case: c, streamed: false, endOfStream: false, guard: true };
       }
     } else {
+      if (no === RESPONSE_DYNAMIC_METADATA) metadata = true;
       r.skipType(wireType);
     }
   }
+  if (metadata && !result.guard) result = { ...result, guard: true };
   return result;
+}
+
+/**
+ * BodyResponse.response(1) -> CommonResponse: body_mutation(3) -> BodyMutation.streamed_response(3)
+ * -> StreamedBodyResponse.end_of_stream(2); header_mutation(2) or trailers(4) make it a guarded answer.
+ * `previous`: the same member seen before (repeated occurrences merge).
+ */
+function peekBody(r: protobuf.Reader, end: number, c: 'request_body' | 'response_body', previous: ResponsePeek | undefined): ResponsePeek {
+  let streamed = previous?.streamed ?? false;
+  let eos = previous?.endOfStream ?? false;
+  let guard = previous?.guard ?? false;
+  while (r.pos < end) {
+    const tag = readTag(r);
+    if (tag >>> 3 !== 1 || (tag & 7) !== LEN) {
+      r.skipType(tag & 7);
+      continue;
+    }
+    const commonEnd = innerLimit(r);
+    while (r.pos < commonEnd) {
+      const t = readTag(r);
+      const n = t >>> 3;
+      if ((t & 7) !== LEN) {
+        r.skipType(t & 7);
+        continue;
+      }
+      if (n === 2 || n === 4) guard = true;
+      if (n !== 3) {
+        r.skipType(LEN);
+        continue;
+      }
+      descend(r, innerLimit(r), [3], (leafEnd) => {
+        streamed = true;
+        eos = readBool(r, leafEnd, 2) ?? eos;
+      });
+    }
+    checkEnd(r, commonEnd);
+  }
+  checkEnd(r, end);
+  return { case: c, streamed, endOfStream: eos, guard };
 }
 
 // ---------------------------------------------------------------------------

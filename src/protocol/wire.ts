@@ -160,8 +160,13 @@ function skipVarint(buf: Uint8Array, limit: number): void {
   throw new RangeError('protobuf: varint longer than 10 bytes');
 }
 
-/** Skips the value of a non-LEN field whose tag was just read. */
-function skipValue(buf: Uint8Array, wireType: number, limit: number): void {
+/**
+ * Skips the value of a non-LEN field whose tag was just read. Groups nest at
+ * most protobufjs' recursion limit deep, as its Reader.skipType has it (a run of
+ * start-group tags would otherwise recurse until the stack overflows).
+ */
+function skipValue(buf: Uint8Array, wireType: number, limit: number, depth = 0): void {
+  if (depth > protobuf.Reader.recursionLimit) throw new RangeError('protobuf: groups nested too deeply');
   switch (wireType) {
     case WIRE_VARINT:
       skipVarint(buf, limit);
@@ -181,7 +186,7 @@ function skipValue(buf: Uint8Array, wireType: number, limit: number): void {
           const len = readUint32(buf, limit);
           at += len;
           if (at > limit) throw new RangeError('protobuf: length beyond end');
-        } else skipValue(buf, wt, limit);
+        } else skipValue(buf, wt, limit, depth + 1);
       }
     }
     default:

@@ -5,6 +5,7 @@
  */
 import { controllerEnabled, type RouterConfig } from '../config/schema.js';
 import type { ImportControllerHandle } from '../controller/index.js';
+import type { ExportControllerHandle } from '../controller/export-controller.js';
 import { kubernetesModuleFor } from '../sources/create-source.js';
 import type { Logger } from '../log.js';
 import { RouterMetrics } from '../admin/metrics.js';
@@ -13,6 +14,7 @@ import { CredentialFiles } from '../credentials/credential-files.js';
 import { securityPosture } from '../credentials/posture.js';
 import { EppClientPool } from '../extproc/epp-client.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
+import { MemberAnswerRules } from '../extproc/answer-rules.js';
 import { createExtProcServer } from '../extproc/server.js';
 import type { RandomSource } from '../picker/types.js';
 import { explainPickQuery } from '../picker/explain.js';
@@ -95,6 +97,13 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     }
   }
 
+  // The export controller (hub topology) keeps its own watches and Lease; it never touches the data path.
+  let exporter: ExportControllerHandle | undefined;
+  if (config.exportController.enabled) {
+    const { startExportFromConfig } = await import('../controller/export-runtime.js');
+    exporter = await startExportFromConfig(config, { logger, registry: metrics.registry });
+  }
+
   const eppClients = new EppClientPool({
     maxMessageBytes: config.extProc.maxMessageBytes,
     connectTimeoutMs: config.extProc.eppConnectTimeoutMs,
@@ -120,6 +129,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     outcomes: signals,
     picker: config.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
+    answerRules: new MemberAnswerRules(config),
   });
   let draining = false;
   let admin: AdminServer | undefined;
@@ -145,6 +155,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
           importController: controller ? { leader: controller.isLeader(), writes: controller.counts() } : { enabled: false },
           security: posture.members,
         }),
+      '/debug/exports': () => (exporter ? json(200, exporter.debug()) : json(404, { error: 'the export controller is not enabled (exportController.enabled)' })),
       '/debug/routes': () => {
         const snapshot = store.snapshot();
         if (!snapshot) return json(503, { error: 'no routing snapshot yet' });
@@ -158,6 +169,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     const adminDeps = {
       registry: metrics.registry,
       logger,
+      limits: config.admin,
       ready: () => {
         if (draining) return { ready: false, reason: 'draining' };
         return store.snapshot() ? { ready: true } : { ready: false, reason: 'no routing snapshot yet' };
@@ -174,6 +186,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     await extProc.close();
     credentialFiles.close();
     await controller?.stop();
+    await exporter?.stop();
     signals.stop();
     eppClients.close();
     await sources.stop();
@@ -196,6 +209,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       logger.info({ inFlight, timeoutMs: config.extProc.drainTimeoutMs }, 'draining ext_proc streams');
       await extProc.drain(config.extProc.drainTimeoutMs);
       await controller?.stop();
+      await exporter?.stop();
       await sources.stop();
       store.stop();
       signals.stop();

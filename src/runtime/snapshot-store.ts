@@ -62,25 +62,48 @@ export class SnapshotStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** A source delivered a new state for its cluster. */
+  /**
+   * A source delivered a new state for its cluster. A state with the same
+   * content as the current one (a bad edit restored byte for byte) builds
+   * nothing; it only ends or starts a rejection. A state carrying a rejected
+   * change counts as a rejection.
+   */
   applyState(state: ClusterState): void {
-    this.states.set(state.cluster, state);
-    this.lastErrors.delete(state.cluster);
-    this.observer.sourceApplied(state.cluster);
-    this.schedule();
+    const prev = this.states.get(state.cluster);
+    if (prev === undefined || !sameContent(prev, state)) {
+      this.states.set(state.cluster, state);
+      this.schedule();
+    }
+    if (state.rejected !== undefined) {
+      this.reportError(state.rejected);
+      return;
+    }
+    const recovered = this.lastErrors.delete(state.cluster);
+    // A reload is new objects, or the end of a rejection; an API outage or a reconnect
+    // with the same objects only flips staleness (mcip_cluster_stale), and is no reload.
+    if (prev === undefined || recovered || !sameObjects(prev, state)) this.observer.sourceApplied(state.cluster);
   }
 
   /**
    * A source rejected a change, or lost its API server; the previous state of
-   * that cluster stays in force. Only a rejection is logged as one: an
-   * unreachable or denied API server is logged (at warn) by its source.
+   * that cluster stays in force. Only a rejection counts and is recorded as
+   * one: an unreachable, denying or CRD-less API server is no rejected change
+   * (its source logs it at warn and reports it as staleness and resource
+   * status), so it neither counts in the reload metrics nor shows as
+   * `rejected`. The same rejection again while it is outstanding is not
+   * logged or counted again.
    */
   reportError(error: SourceError): void {
+    const ctx = { cluster: error.cluster, reason: error.reason, errors: error.errors.slice(0, 20) };
+    if (UNAVAILABLE.has(error.reason)) {
+      this.logger.debug(ctx, `cluster ${error.cluster} unavailable, its last known state keeps serving: ${error.message}`);
+      return;
+    }
+    const outstanding = this.lastErrors.get(error.cluster);
+    if (outstanding !== undefined && outstanding.reason === error.reason && outstanding.message === error.message) return;
     this.lastErrors.set(error.cluster, error);
     this.observer.sourceRejected(error.cluster, error.reason);
-    const ctx = { cluster: error.cluster, reason: error.reason, errors: error.errors.slice(0, 20) };
-    if (UNAVAILABLE.has(error.reason)) this.logger.debug(ctx, `cluster ${error.cluster} unavailable, its last known state keeps serving: ${error.message}`);
-    else this.logger.error(ctx, `change to cluster ${error.cluster} rejected, last good state keeps serving: ${error.message}`);
+    this.logger.error(ctx, `change to cluster ${error.cluster} rejected, last good state keeps serving: ${error.message}`);
   }
 
   /** Start building: until then updates only accumulate (start-up loads every source first). */
@@ -138,4 +161,13 @@ export class SnapshotStore {
     }
     return snapshot;
   }
+}
+
+/** Same objects (by identity: states are immutable), errors, staleness and revision. */
+function sameObjects(a: ClusterState, b: ClusterState): boolean {
+  return a.revision === b.revision && a.objects === b.objects && a.errors === b.errors;
+}
+
+function sameContent(a: ClusterState, b: ClusterState): boolean {
+  return a.stale === b.stale && sameObjects(a, b);
 }

@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { status as GrpcStatus, type ChannelCredentials, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
 import type { TlsConfig } from '../config/schema.js';
-import { channelCredentials } from '../extproc/epp-client.js';
+import type { CredentialFiles } from '../credentials/credential-files.js';
+import { channelCredentials, tlsNames } from '../extproc/epp-client.js';
 import { HealthStatus } from '../protocol/services.js';
 import { createHealthClient, type HealthClient } from './health-client.js';
 import { Periodic } from './periodic.js';
@@ -20,6 +21,8 @@ export interface HealthProbeSettings {
   readonly service: string;
   /** TLS settings, as for the ext_proc client; `enabled: false` for plaintext. */
   readonly tls: TlsConfig;
+  /** The TLS server name sent when the address is an IP (the EPP Service's DNS name; see tlsNames). */
+  readonly ipSni?: string;
   readonly intervalMs: number;
   readonly timeoutMs: number;
   readonly healthyThreshold: number;
@@ -30,6 +33,8 @@ export interface HealthProberDeps {
   readonly clock: Clock;
   readonly onResult?: ProbeListener;
   readonly readFile?: (path: string) => Buffer;
+  /** CA / certificate / key files, watched for rotation: a probe after a change uses the new material (as EPP streams do). */
+  readonly files?: CredentialFiles;
 }
 
 /** gRPC codes meaning "nobody answered": the target was not reached. */
@@ -63,6 +68,8 @@ export class HealthProber {
   private readonly periodic: Periodic;
   private client: HealthClient | undefined;
   private credsError: string | undefined;
+  /** files.generation when the client was last known current, and the contents it was built from. */
+  private built: { generation: number; readonly material: ReadonlyMap<string, Buffer> } | undefined;
 
   constructor(
     readonly settings: HealthProbeSettings,
@@ -125,12 +132,24 @@ export class HealthProber {
   }
 
   private ensureClient(): HealthClient | undefined {
+    const files = this.deps.files;
+    if (this.client && files && this.built && this.built.generation !== files.generation) {
+      // A watched file changed: rebuild when it is one this client was built from.
+      if (files.unchanged(this.built.material)) this.built.generation = files.generation;
+      else {
+        this.client.close();
+        this.client = undefined;
+      }
+    }
     if (this.client) return this.client;
     if (this.credsError !== undefined) return undefined;
     const { tls, address } = this.settings;
+    const names = tlsNames(address.replace(/:\d+$/, ''), tls, this.settings.ipSni ?? 'localhost');
     let creds: ChannelCredentials;
     try {
-      creds = channelCredentials(tls, this.deps.readFile ?? ((p) => readFileSync(p)));
+      const recorder = files?.recorder();
+      creds = channelCredentials(tls, recorder?.read ?? this.deps.readFile ?? ((p) => readFileSync(p)), names.verifyHost);
+      if (files && recorder) this.built = { generation: files.generation, material: recorder.material };
     } catch (err) {
       this.credsError = (err as Error).message;
       return undefined;
@@ -143,10 +162,8 @@ export class HealthProber {
       // Never share a subchannel with the data path's EPP client.
       'grpc.use_local_subchannel_pool': 1,
     };
-    if (tls.enabled && tls.serverName) {
-      options['grpc.ssl_target_name_override'] = tls.serverName;
-      options['grpc.default_authority'] = tls.serverName;
-    }
+    if (names.sni !== undefined) options['grpc.ssl_target_name_override'] = names.sni;
+    if (tls.enabled && tls.serverName) options['grpc.default_authority'] = tls.serverName;
     this.client = createHealthClient(address, creds, options);
     return this.client;
   }

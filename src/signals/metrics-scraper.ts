@@ -10,7 +10,7 @@ import { Pool } from 'undici';
 import { BearerToken, type BearerTokenSpec } from '../credentials/bearer-token.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
 import { Periodic } from './periodic.js';
-import { parsePromText } from './prom-text.js';
+import { parsePromTextAsync } from './prom-text.js';
 import type { Clock } from './types.js';
 
 export interface MetricNames {
@@ -152,8 +152,8 @@ export class MetricsScraper {
   async scrapeOnce(): Promise<ScrapeResult> {
     try {
       const body = await this.fetch();
-      const parsed = parsePromText(body, { keep: (name) => this.wanted.has(name), maxBytes: this.settings.maxBytes });
-      if (!parsed.ok) throw new ScrapeError('malformed', `line ${parsed.line}: ${parsed.message}`);
+      const parsed = await parsePromTextAsync(body, { keep: (name) => this.wanted.has(name), maxBytes: this.settings.maxBytes });
+      if (!parsed.ok) throw new ScrapeError('malformed', `${this.settings.origin}${this.settings.path} line ${parsed.line}: ${parsed.message}`);
       const at = this.deps.clock.now();
       this.current = { lastSuccessAt: at, pools: selectPoolMetrics(parsed.samples, this.settings.names), consecutiveFailures: 0 };
       return { ok: true, at };

@@ -54,6 +54,7 @@ export function planHealth(epp: EppTarget, health: EppHealthConfig = DEFAULT_HEA
     address: joinHostPort(epp.host, health.port ?? epp.port),
     service: health.service,
     tls: health.tls === 'disabled' ? { ...epp.tls, enabled: false } : epp.tls,
+    ipSni: `${epp.service.name}.${epp.service.namespace}.svc`,
     intervalMs: health.intervalMs,
     timeoutMs: health.timeoutMs,
     healthyThreshold: health.healthyThreshold,

@@ -14,7 +14,16 @@
  *   the timestamp is integer milliseconds; an OpenMetrics exemplar (` # {...}`)
  *   after them is ignored. Series without a TYPE are untyped.
  * Never throws: errors come back as `{ok: false, line, message}`.
+ *
+ * Linear in the payload: every line is scanned once, character by character
+ * (no regular expressions over the payload), and the lengths of a line, a
+ * name, a label value and a value token, the labels per series and the series
+ * per payload are bounded (PROM_LIMITS), so a hostile or broken endpoint costs
+ * a failed scrape, never a stalled event loop.
  */
+import { isTimestamp, LineScanner, ParseError, parsePromValue } from './prom-tokens.js';
+
+export { parsePromValue };
 
 export type PromMetricType =
   | 'counter'
@@ -49,6 +58,31 @@ export type PromParseResult =
     }
   | { readonly ok: false; readonly line: number; readonly message: string };
 
+/** Bounds on one payload's tokens; fixed properties of the format we accept, not operator settings. */
+export interface PromLimits {
+  /** Characters in one line (a series with its labels, a HELP text). */
+  readonly maxLineLength: number;
+  /** Characters in a metric or label name. */
+  readonly maxNameLength: number;
+  /** Characters in one (escaped) label value. */
+  readonly maxLabelValueLength: number;
+  /** Characters in a sample value or timestamp token. */
+  readonly maxValueLength: number;
+  /** Labels on one series. */
+  readonly maxLabels: number;
+  /** Sample lines in one payload, kept or not. */
+  readonly maxSeries: number;
+}
+
+export const PROM_LIMITS: PromLimits = {
+  maxLineLength: 64 * 1024,
+  maxNameLength: 1024,
+  maxLabelValueLength: 8 * 1024,
+  maxValueLength: 64,
+  maxLabels: 128,
+  maxSeries: 500_000,
+};
+
 export interface PromParseOptions {
   /** Only samples whose metric name passes are kept (all lines are still validated). */
   readonly keep?: (name: string) => boolean;
@@ -56,107 +90,8 @@ export interface PromParseOptions {
   readonly maxBytes?: number;
   /** More kept samples than this fail (memory bound). Default 1,000,000. */
   readonly maxSamples?: number;
-}
-
-class ParseError extends Error {}
-
-const SPACE = 0x20;
-const TAB = 0x09;
-
-function isNameStart(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f || c === 0x3a;
-}
-function isNameChar(c: number): boolean {
-  return isNameStart(c) || (c >= 0x30 && c <= 0x39);
-}
-function isLabelStart(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f;
-}
-function isLabelChar(c: number): boolean {
-  return isLabelStart(c) || (c >= 0x30 && c <= 0x39);
-}
-
-const FLOAT_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-const SPECIAL_RE = /^([+-]?)(inf|infinity|nan)$/i;
-const INT_RE = /^-?\d{1,19}$/;
-
-/** Parses a sample value like Go's strconv.ParseFloat (decimal forms, NaN, Inf). */
-export function parsePromValue(token: string): number | undefined {
-  if (FLOAT_RE.test(token)) return Number(token);
-  const m = SPECIAL_RE.exec(token);
-  if (!m) return undefined;
-  if (m[2]!.toLowerCase() === 'nan') return NaN;
-  return m[1] === '-' ? -Infinity : Infinity;
-}
-
-/** One line, scanned by position. */
-class LineScanner {
-  pos = 0;
-  constructor(readonly s: string) {}
-  skipBlanks(): number {
-    const start = this.pos;
-    while (this.pos < this.s.length) {
-      const c = this.s.charCodeAt(this.pos);
-      if (c !== SPACE && c !== TAB) break;
-      this.pos++;
-    }
-    return this.pos - start;
-  }
-  peek(): number {
-    return this.pos < this.s.length ? this.s.charCodeAt(this.pos) : -1;
-  }
-  atEnd(): boolean {
-    return this.pos >= this.s.length;
-  }
-  metricName(): string {
-    const start = this.pos;
-    if (!isNameStart(this.peek())) throw new ParseError('invalid metric name');
-    this.pos++;
-    while (isNameChar(this.peek())) this.pos++;
-    return this.s.slice(start, this.pos);
-  }
-  labelName(): string {
-    const start = this.pos;
-    if (!isLabelStart(this.peek())) throw new ParseError('invalid label name');
-    this.pos++;
-    while (isLabelChar(this.peek())) this.pos++;
-    return this.s.slice(start, this.pos);
-  }
-  /** Token up to the next blank or the end of the line. */
-  token(): string {
-    const start = this.pos;
-    while (this.pos < this.s.length) {
-      const c = this.s.charCodeAt(this.pos);
-      if (c === SPACE || c === TAB) break;
-      this.pos++;
-    }
-    return this.s.slice(start, this.pos);
-  }
-  /** A quoted label value starting at the opening quote, unescaped (validated only, '' returned, when !build). */
-  quoted(build: boolean): string {
-    if (this.peek() !== 0x22) throw new ParseError('expected \'"\' to open a label value');
-    this.pos++;
-    let out = '';
-    let chunk = this.pos;
-    for (;;) {
-      if (this.pos >= this.s.length) throw new ParseError('unterminated label value');
-      const c = this.s.charCodeAt(this.pos);
-      if (c === 0x22) {
-        if (build) out += this.s.slice(chunk, this.pos);
-        this.pos++;
-        return out;
-      }
-      if (c === 0x5c) {
-        const e = this.s.charCodeAt(this.pos + 1);
-        if (e !== 0x5c && e !== 0x22 && e !== 0x6e) throw new ParseError('invalid escape sequence in label value');
-        if (build) out += this.s.slice(chunk, this.pos) + (e === 0x6e ? '\n' : e === 0x22 ? '"' : '\\');
-        this.pos += 2;
-        chunk = this.pos;
-        continue;
-      }
-      this.pos++;
-    }
-  }
+  /** Overrides of PROM_LIMITS (tests). */
+  readonly limits?: Partial<PromLimits>;
 }
 
 function unescapeHelp(s: string): string {
@@ -169,6 +104,8 @@ interface ParseState {
   readonly help: Map<string, string>;
   readonly keep: ((name: string) => boolean) | undefined;
   readonly maxSamples: number;
+  readonly limits: PromLimits;
+  series: number;
 }
 
 /** Returns false when the payload ends here (`# EOF`). */
@@ -178,7 +115,7 @@ function parseComment(sc: LineScanner, st: ParseState): boolean {
   const keyword = sc.token();
   if (keyword === 'EOF' && (sc.skipBlanks(), sc.atEnd())) return false;
   if ((keyword !== 'HELP' && keyword !== 'TYPE') || sc.skipBlanks() === 0) return true; // a plain comment
-  const name = sc.metricName();
+  const name = sc.metricName(st.limits.maxNameLength);
   if (!sc.atEnd() && sc.skipBlanks() === 0) throw new ParseError(`invalid metric name in ${keyword} line`);
   const rest = sc.s.slice(sc.pos);
   if (keyword === 'HELP') {
@@ -194,21 +131,25 @@ function parseComment(sc: LineScanner, st: ParseState): boolean {
 }
 
 function parseSample(sc: LineScanner, st: ParseState): void {
-  const name = sc.metricName();
+  const lim = st.limits;
+  if (++st.series > lim.maxSeries) throw new ParseError(`more than ${lim.maxSeries} series`);
+  const name = sc.metricName(lim.maxNameLength);
   const keep = st.keep === undefined || st.keep(name);
   const labels: Record<string, string> = Object.create(null) as Record<string, string>;
   sc.skipBlanks();
   if (sc.peek() === 0x7b) {
     sc.pos++;
+    let count = 0;
     for (;;) {
       sc.skipBlanks();
       if (sc.peek() === 0x7d) break;
-      const label = sc.labelName();
+      if (++count > lim.maxLabels) throw new ParseError(`more than ${lim.maxLabels} labels on metric "${name}"`);
+      const label = sc.labelName(lim.maxNameLength);
       sc.skipBlanks();
       if (sc.peek() !== 0x3d) throw new ParseError(`expected '=' after label name "${label}"`);
       sc.pos++;
       sc.skipBlanks();
-      const value = sc.quoted(keep);
+      const value = sc.quoted(keep, lim.maxLabelValueLength);
       if (Object.prototype.hasOwnProperty.call(labels, label)) throw new ParseError(`duplicate label "${label}"`);
       labels[label] = value;
       sc.skipBlanks();
@@ -223,15 +164,15 @@ function parseSample(sc: LineScanner, st: ParseState): void {
     sc.pos++; // '}'
     sc.skipBlanks();
   }
-  const valueToken = sc.token();
+  const valueToken = sc.token(lim.maxValueLength, 'value');
   if (valueToken === '') throw new ParseError(`missing value for metric "${name}"`);
   const value = parsePromValue(valueToken);
   if (value === undefined) throw new ParseError(`invalid value "${valueToken.slice(0, 40)}"`);
   let timestampMs: number | undefined;
   sc.skipBlanks();
   if (!sc.atEnd() && sc.peek() !== 0x23) {
-    const ts = sc.token();
-    if (!INT_RE.test(ts)) throw new ParseError(`invalid timestamp "${ts.slice(0, 40)}"`);
+    const ts = sc.token(lim.maxValueLength, 'timestamp');
+    if (!isTimestamp(ts)) throw new ParseError(`invalid timestamp "${ts.slice(0, 40)}"`);
     timestampMs = Number(ts);
     sc.skipBlanks();
   }
@@ -249,8 +190,18 @@ function parseSample(sc: LineScanner, st: ParseState): void {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** Parses a whole payload. Never throws. */
-export function parsePromText(input: string | Uint8Array, options: PromParseOptions = {}): PromParseResult {
+/** Characters parsed between two yields of parsePromTextAsync (a few ms of work). */
+const SLICE_CHARS = 16 * 1024;
+
+type Prepared = { readonly text: string; readonly st: ParseState; readonly cur: Cursor } | PromParseResult;
+
+interface Cursor {
+  pos: number;
+  line: number;
+  done: boolean;
+}
+
+function prepare(input: string | Uint8Array, options: PromParseOptions): Prepared {
   const maxBytes = options.maxBytes ?? Infinity;
   let text: string;
   if (typeof input === 'string') {
@@ -270,29 +221,65 @@ export function parsePromText(input: string | Uint8Array, options: PromParseOpti
     help: new Map(),
     keep: options.keep,
     maxSamples: options.maxSamples ?? 1_000_000,
+    limits: options.limits ? { ...PROM_LIMITS, ...options.limits } : PROM_LIMITS,
+    series: 0,
   };
-  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  let lineNo = 0;
-  try {
-    while (start < text.length) {
-      lineNo++;
-      let end = text.indexOf('\n', start);
-      if (end < 0) end = text.length;
-      let stop = end;
-      if (stop > start && text.charCodeAt(stop - 1) === 0x0d) stop--;
-      const sc = new LineScanner(text.slice(start, stop));
-      start = end + 1;
-      sc.skipBlanks();
-      if (sc.atEnd()) continue;
-      if (sc.peek() === 0x23) {
-        if (!parseComment(sc, st)) break;
-        continue;
-      }
-      parseSample(sc, st);
+  return { text, st, cur: { pos: text.charCodeAt(0) === 0xfeff ? 1 : 0, line: 0, done: false } };
+}
+
+/** Parses whole lines from `cur` until about `budget` characters are consumed or the payload ends. Throws ParseError. */
+function parseLines(text: string, st: ParseState, cur: Cursor, budget: number): void {
+  const maxLine = st.limits.maxLineLength;
+  const until = cur.pos + budget;
+  while (cur.pos < text.length) {
+    if (cur.pos >= until) return;
+    const start = cur.pos;
+    cur.line++;
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    let stop = end;
+    if (stop > start && text.charCodeAt(stop - 1) === 0x0d) stop--;
+    if (stop - start > maxLine) throw new ParseError(`line longer than ${maxLine} characters`);
+    const sc = new LineScanner(text.slice(start, stop));
+    cur.pos = end + 1;
+    sc.skipBlanks();
+    if (sc.atEnd()) continue;
+    if (sc.peek() === 0x23) {
+      if (!parseComment(sc, st)) break;
+      continue;
     }
+    parseSample(sc, st);
+  }
+  cur.done = true;
+}
+
+function step(p: Exclude<Prepared, PromParseResult>, budget: number): PromParseResult | undefined {
+  try {
+    parseLines(p.text, p.st, p.cur, budget);
   } catch (err) {
     const message = err instanceof ParseError ? err.message : `parser failure: ${String(err)}`;
-    return { ok: false, line: lineNo, message };
+    return { ok: false, line: p.cur.line, message };
   }
-  return { ok: true, samples: st.samples, types: st.types, help: st.help };
+  return p.cur.done ? { ok: true, samples: p.st.samples, types: p.st.types, help: p.st.help } : undefined;
+}
+
+/** Parses a whole payload in one go. Never throws. */
+export function parsePromText(input: string | Uint8Array, options: PromParseOptions = {}): PromParseResult {
+  const p = prepare(input, options);
+  return 'ok' in p ? p : step(p, Infinity)!;
+}
+
+/**
+ * Parses a whole payload in slices of about 64 K characters, yielding to the
+ * event loop between slices, so a multi-megabyte scrape never holds up the
+ * data path. Never rejects.
+ */
+export async function parsePromTextAsync(input: string | Uint8Array, options: PromParseOptions = {}): Promise<PromParseResult> {
+  const p = prepare(input, options);
+  if ('ok' in p) return p;
+  for (;;) {
+    const r = step(p, SLICE_CHARS);
+    if (r !== undefined) return r;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }

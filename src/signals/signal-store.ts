@@ -58,7 +58,7 @@ export interface SignalStoreOptions {
   readonly evaluateIntervalMs?: number;
   /** Reads TLS files for the health probers (default fs.readFileSync). */
   readonly readFile?: (path: string) => Buffer;
-  /** CA / certificate / key files of HTTPS scrapes, watched for rotation (default: read once). */
+  /** CA / certificate / key files of HTTPS scrapes and health probes, watched for rotation (default: read once). */
   readonly files?: CredentialFiles;
 }
 
@@ -237,6 +237,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
     const prober: HealthProber = new HealthProber(plan.settings, {
       clock: this.clock,
       ...(this.options.readFile ? { readFile: this.options.readFile } : {}),
+      ...(this.options.files ? { files: this.options.files } : {}),
       onResult: (o) => {
         const t = this.health.get(key);
         if (t?.prober !== prober) return;

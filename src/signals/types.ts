@@ -47,7 +47,7 @@ export interface SignalSource {
 }
 
 /** Why a data-path attempt against a candidate failed. */
-export type FailureReason = 'connect' | 'stream' | 'timeout' | 'status-503' | 'status-429';
+export type FailureReason = 'connect' | 'stream' | 'timeout' | 'status-503' | 'status-429' | 'refused';
 
 /** What the data path depends on: outcomes of attempts against a candidate's EPP. */
 export interface OutcomeSink {

@@ -64,7 +64,7 @@ export function buildSnapshot(input: BuildInput): BuildResult {
       rules,
     });
   }
-  const table = compileMatchTable(tableRules, ctx.localCluster, (d) => ctx.diagnostics.add(d));
+  const table = compileMatchTable(tableRules, ctx.localCluster, config.routes.regex, (d) => ctx.diagnostics.add(d));
 
   const diagnostics = ctx.diagnostics.list().sort(compareDiagnostics);
   const candidates = new Map<string, Candidate>();
@@ -77,6 +77,7 @@ export function buildSnapshot(input: BuildInput): BuildResult {
     routes,
     candidates,
     diagnostics,
+    excludedObjects: ctx.excludedObjects,
     clusters: input.clusters
       .filter((s) => ctx.clusters.has(s.cluster))
       .filter((s, i, all) => all.findIndex((x) => x.cluster === s.cluster) === i)

@@ -4,9 +4,9 @@
  * deduplicating diagnostic sink.
  */
 import type { ClusterConfig, RouterConfig } from '../config/schema.js';
-import type { Gateway, HTTPRoute, InferencePool, InferencePoolImport, KubeObject, Service } from '../model/types.js';
+import type { FieldError, Gateway, HTTPRoute, InferencePool, InferencePoolImport, KubeObject, Service } from '../model/types.js';
 import type { ClusterState } from '../sources/types.js';
-import type { Diagnostic } from './types.js';
+import type { Diagnostic, ExcludedObject } from './types.js';
 
 /** Objects of one kind by namespace, then name (no joined-string keys on the hot path). */
 export type ByName<T> = ReadonlyMap<string, ReadonlyMap<string, T>>;
@@ -34,10 +34,19 @@ export interface BuildContext {
   readonly clusters: ReadonlyMap<string, ClusterObjects>;
   readonly clusterConfigs: ReadonlyMap<string, ClusterConfig>;
   readonly diagnostics: DiagnosticSink;
+  /** Objects left out as a whole: invalid ones the sources reported, pools without an Endpoint Picker. */
+  readonly excludedObjects: readonly ExcludedObject[];
 }
 
 export function nsName(namespace: string, name: string): string {
   return `${namespace}/${name}`;
+}
+
+/** The upstream condition reason for a pool without spec.endpointPickerRef. */
+export const ENDPOINT_PICKER_REF_MISSING = 'EndpointPickerRefMissing';
+
+export function endpointPickerRefMissing(pool: InferencePool, cluster: string): string {
+  return `InferencePool ${nsName(pool.metadata.namespace, pool.metadata.name)} in cluster ${cluster} has no spec.endpointPickerRef (optional since InferencePool v1.6); the router needs an Endpoint Picker to route to a pool, so the pool is left out`;
 }
 
 const SEVERITY_RANK: Record<Diagnostic['severity'], number> = { info: 0, warning: 1, error: 2 };
@@ -61,6 +70,8 @@ interface IndexedState {
   readonly objects: ClusterObjects;
   /** DuplicateObject warnings, in the order the duplicates appear. */
   readonly duplicates: readonly Diagnostic[];
+  /** The state's invalid objects and its pools without endpointPickerRef, with their diagnostics. */
+  readonly excluded: readonly { readonly object: ExcludedObject; readonly diagnostic: Diagnostic }[];
 }
 
 /** Adds `o` under its namespace and name unless a same-named object is there already (returns false). */
@@ -112,7 +123,38 @@ function indexObjects(state: ClusterState): IndexedState {
       });
     }
   }
-  return { objects: { name: state.cluster, pools, imports, services, gateways, routes }, duplicates };
+  const excluded = state.errors.map((e) => invalidObject(state.cluster, e));
+  for (const o of state.objects) if (o.kind === 'InferencePool' && o.spec.endpointPickerRef === undefined) excluded.push(pickerMissing(state.cluster, o));
+  return { objects: { name: state.cluster, pools, imports, services, gateways, routes }, duplicates, excluded };
+}
+
+/** "Kind namespace/name" of a FieldError without a ref (a source that could not name the object). */
+const DESCRIBED = /^(\S+) ([^/\s]+)\/(\S+)$/;
+
+function invalidObject(cluster: string, e: FieldError): { object: ExcludedObject; diagnostic: Diagnostic } {
+  const m = e.ref === undefined ? DESCRIBED.exec(e.object) : null;
+  const ref = e.ref ?? { kind: m?.[1] ?? '?', namespace: m?.[2] ?? '?', name: m?.[3] ?? e.object };
+  const reason = e.reason ?? 'InvalidObject';
+  const where = e.origin ? ` (${e.origin})` : '';
+  return {
+    object: { cluster, ...ref, field: e.path, reason, message: e.message, ...(e.origin !== undefined ? { origin: e.origin } : {}) },
+    diagnostic: {
+      severity: 'error',
+      subject: `${cluster}: ${e.object}`,
+      path: e.path,
+      reason,
+      message: `${e.message}${where}; the object is left out, the rest of cluster ${cluster} keeps serving`,
+    },
+  };
+}
+
+function pickerMissing(cluster: string, pool: InferencePool): { object: ExcludedObject; diagnostic: Diagnostic } {
+  const { namespace, name } = pool.metadata;
+  const message = endpointPickerRefMissing(pool, cluster);
+  return {
+    object: { cluster, kind: 'InferencePool', namespace, name, field: 'spec.endpointPickerRef', reason: ENDPOINT_PICKER_REF_MISSING, message },
+    diagnostic: { severity: 'warning', subject: `${cluster}: InferencePool ${nsName(namespace, name)}`, path: 'spec.endpointPickerRef', reason: ENDPOINT_PICKER_REF_MISSING, message },
+  };
 }
 
 /**
@@ -141,6 +183,7 @@ export function createContext(config: RouterConfig, states: readonly ClusterStat
   const diagnostics = new DiagnosticSink();
   const clusterConfigs = new Map(config.clusters.map((c) => [c.name, c] as const));
   const clusters = new Map<string, ClusterObjects>();
+  const excludedObjects: ExcludedObject[] = [];
   for (const state of states) {
     if (!clusterConfigs.has(state.cluster)) {
       diagnostics.add({
@@ -160,17 +203,12 @@ export function createContext(config: RouterConfig, states: readonly ClusterStat
       });
       continue;
     }
-    const { objects, duplicates } = indexed(state);
+    const { objects, duplicates, excluded } = indexed(state);
     for (const d of duplicates) diagnostics.add(d);
     clusters.set(state.cluster, objects);
-    for (const e of state.errors) {
-      diagnostics.add({
-        severity: 'warning',
-        subject: `${state.cluster}: ${e.object}`,
-        path: e.path,
-        reason: 'InvalidObject',
-        message: `${e.message}${e.origin ? ` (${e.origin})` : ''}; the object is left out`,
-      });
+    for (const x of excluded) {
+      diagnostics.add(x.diagnostic);
+      excludedObjects.push(x.object);
     }
     if (state.stale) {
       diagnostics.add({
@@ -191,7 +229,7 @@ export function createContext(config: RouterConfig, states: readonly ClusterStat
       });
     }
   }
-  return { config, localCluster: config.clusterName, mode: config.mode, clusters, clusterConfigs, diagnostics };
+  return { config, localCluster: config.clusterName, mode: config.mode, clusters, clusterConfigs, diagnostics, excludedObjects };
 }
 
 export type AddressOverride = ClusterConfig['addressOverrides']['services'][number];

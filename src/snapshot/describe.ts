@@ -3,7 +3,7 @@
  * --check` prints, and the plain JSON served at /debug/routes.
  */
 import type { HTTPRouteMatch } from '../model/types.js';
-import type { BackendGroup, Candidate, Diagnostic, EppTarget, ParentTarget, RoutingSnapshot } from './types.js';
+import type { BackendGroup, Candidate, Diagnostic, EppTarget, ExcludedObject, ParentTarget, RoutingSnapshot } from './types.js';
 
 export function summarizeMatch(m: HTTPRouteMatch): string {
   const parts = [`${m.path.type} ${m.path.value}`];
@@ -40,12 +40,21 @@ function describeGroup(g: BackendGroup, total: number, lines: string[]): void {
   else if (g.candidates.length === 0) head += '  [NO USABLE POOL: its share of requests gets HTTP 500]';
   else if (g.candidates.length > 1) head += `  [split equally over ${g.candidates.length} pools]`;
   lines.push(head);
+  if (g.import !== undefined) {
+    lines.push(`         exporting clusters: ${g.import.exportingClusters.join(', ')} (source: ${g.import.source === 'derived' ? 'derived from exported pools' : 'InferencePoolImport status'})`);
+  }
   for (const c of g.candidates) lines.push(`         ${describeCandidate(c)}`);
   for (const x of g.excluded) lines.push(`         EXCLUDED ${x.subject}: ${x.reason}: ${x.message}`);
 }
 
 function describeDiagnostic(d: Diagnostic): string {
   return `  ${d.severity.padEnd(7)} ${d.subject}${d.path !== undefined ? ` [${d.path}]` : ''}: ${d.reason}: ${d.message}`;
+}
+
+function describeExcluded(x: ExcludedObject): string {
+  const field = x.field !== '' ? ` [${x.field}]` : '';
+  const origin = x.origin !== undefined ? ` (${x.origin})` : '';
+  return `${x.cluster}: ${x.kind} ${x.namespace}/${x.name}${field}: ${x.reason}: ${x.message}${origin}`;
 }
 
 /** The routing table: routes -> rules -> backendRefs -> candidates/exclusions, then diagnostics. */
@@ -71,6 +80,11 @@ export function formatRoutingTable(snapshot: RoutingSnapshot, diagnostics: reado
     }
     lines.push('');
   }
+  if (snapshot.excludedObjects.length > 0) {
+    lines.push(`Excluded objects: ${snapshot.excludedObjects.length}`);
+    for (const x of snapshot.excludedObjects) lines.push(`  ${describeExcluded(x)}`);
+    lines.push('');
+  }
   const counts = { error: 0, warning: 0, info: 0 };
   for (const d of diagnostics) counts[d.severity]++;
   lines.push(`Diagnostics: ${counts.error} error(s), ${counts.warning} warning(s), ${counts.info} info`);
@@ -88,6 +102,7 @@ export interface SnapshotJson {
   /** Every candidate by id; routes refer to candidates by id. */
   readonly candidates: Readonly<Record<string, Candidate>>;
   readonly diagnostics: readonly Diagnostic[];
+  readonly excludedObjects: readonly ExcludedObject[];
 }
 
 /** A JSON-serialisable view of the snapshot for /debug/routes (no Maps, no compiled matchers). */
@@ -113,10 +128,12 @@ export function snapshotToJson(snapshot: RoutingSnapshot): SnapshotJson {
           weight: g.weight,
           candidates: g.candidates.map((c) => c.id),
           excluded: g.excluded.map((x) => ({ ...x })),
+          ...(g.import !== undefined ? { import: { source: g.import.source, exportingClusters: [...g.import.exportingClusters] } } : {}),
         })),
       })),
     })),
     candidates: Object.fromEntries(snapshot.candidates),
     diagnostics: snapshot.diagnostics.map((d) => ({ ...d })),
+    excludedObjects: snapshot.excludedObjects.map((x) => ({ ...x })),
   };
 }

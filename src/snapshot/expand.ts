@@ -20,11 +20,17 @@ import {
   type HTTPRouteMatch,
   type HTTPRouteRule,
   type InferencePool,
+  type InferencePoolImport,
 } from '../model/types.js';
 import { parsePickPolicy, PICK_POLICIES, PICK_POLICY_ANNOTATION, type PickPolicy } from '../picker/policy.js';
-import { lookup, nsName, type BuildContext, type ClusterObjects } from './context.js';
-import { clusterScope, resolveEpp, resolveParent, type ClusterScope } from './resolve.js';
-import type { BackendGroup, Candidate, Diagnostic, Exclusion, RouteRule } from './types.js';
+import { ENDPOINT_PICKER_REF_MISSING, endpointPickerRefMissing, lookup, nsName, type BuildContext, type ClusterObjects } from './context.js';
+import {
+  clusterScope,
+  resolveEpp,
+  resolveParent,
+  type ClusterScope,
+} from './resolve.js';
+import type { BackendGroup, Candidate, Diagnostic, Exclusion, ImportOrigin, RouteRule } from './types.js';
 
 /** An exclusion plus where its diagnostic points. */
 interface Problem {
@@ -36,6 +42,8 @@ interface Problem {
 interface Expansion {
   readonly candidates: readonly Candidate[];
   readonly problems: readonly Problem[];
+  /** For an InferencePoolImport backendRef: where its exporting clusters came from. */
+  readonly importOrigin?: ImportOrigin;
 }
 
 const NO_PROBLEMS: readonly Problem[] = Object.freeze([]);
@@ -186,47 +194,86 @@ export class CandidateResolver {
     return res;
   }
 
+  /**
+   * The exporting clusters of InferencePoolImport namespace/name: from the
+   * local object's status.controllers[].exportingClusters when it lists any;
+   * otherwise, when the local member reads manifests (nothing there writes
+   * import status), derived from the members' pools of that namespace/name
+   * annotated for export.
+   */
   private expandImport(namespace: string, name: string): Expansion {
     const { ctx } = this;
     const key = nsName(namespace, name);
     const local = ctx.clusters.get(ctx.localCluster);
     const imp = local === undefined ? undefined : lookup(local.imports, namespace, name);
+    const listed = imp === undefined ? [] : listedClusters(imp);
+    if (listed.length > 0) return this.expandExporters(key, namespace, name, listed, { source: 'object', exportingClusters: listed.map((l) => l.cluster) });
+    if (ctx.clusterConfigs.get(ctx.localCluster)?.manifests !== undefined) {
+      const exporters = derivedExporters(ctx, namespace, name);
+      if (exporters.length > 0) return this.expandExporters(key, namespace, name, exporters.map((cluster) => ({ cluster })), { source: 'derived', exportingClusters: exporters });
+      return importProblem(ctx, key, imp === undefined ? 'ImportNotFound' : 'NoExportingClusters', `no member exports InferencePool ${key} (annotation ${EXPORT_ANNOTATION}: ClusterSet)${imp === undefined ? '' : ` and InferencePoolImport ${key} lists no exporting clusters`}, so the import has no pools`);
+    }
     if (imp === undefined) {
       return importProblem(ctx, key, 'ImportNotFound', `InferencePoolImport ${key} not found in cluster ${ctx.localCluster}; has the pool been exported (annotation ${EXPORT_ANNOTATION}: ClusterSet) and synced?`);
     }
-    // Each exporting cluster once, at its first listing, in order.
-    const listed = new Set<string>();
+    return importProblem(ctx, key, 'NoExportingClusters', `InferencePoolImport ${key} lists no status.controllers[].exportingClusters; no cluster exports this pool yet`);
+  }
+
+  private expandExporters(key: string, namespace: string, name: string, exporters: readonly Exporter[], origin: ImportOrigin): Expansion {
+    const { ctx } = this;
     const candidates: Candidate[] = [];
     let problems: Problem[] | undefined;
-    const controllers = imp.status.controllers;
-    for (let i = 0; i < controllers.length; i++) {
-      const exporting = controllers[i]!.exportingClusters;
-      for (let j = 0; j < exporting.length; j++) {
-        const cluster = exporting[j]!.name;
-        if (listed.has(cluster)) continue;
-        listed.add(cluster);
-        if (!ctx.clusterConfigs.has(cluster)) {
-          (problems ??= []).push({
-            exclusion: {
-              subject: `${cluster}/${namespace}/${name}`,
-              reason: 'UnknownCluster',
-              message: `exporting cluster "${cluster}" of InferencePoolImport ${key} is not in config clusters[]; add it with its object source`,
-            },
-            subject: `${ctx.localCluster}: InferencePoolImport ${key}`,
-            path: `status.controllers[${i}].exportingClusters[${j}]`,
-          });
-          continue;
-        }
-        const r = this.pool(cluster, namespace, name, true);
-        for (const c of r.candidates) candidates.push(c);
-        if (r.problems.length > 0) for (const p of r.problems) (problems ??= []).push(p);
+    for (const { cluster, path } of exporters) {
+      if (!ctx.clusterConfigs.has(cluster)) {
+        (problems ??= []).push({
+          exclusion: {
+            subject: `${cluster}/${namespace}/${name}`,
+            reason: 'UnknownCluster',
+            message: `exporting cluster "${cluster}" of InferencePoolImport ${key} is not in config clusters[]; add it with its object source`,
+          },
+          subject: `${ctx.localCluster}: InferencePoolImport ${key}`,
+          ...(path !== undefined ? { path } : {}),
+        });
+        continue;
       }
+      const r = this.pool(cluster, namespace, name, true);
+      for (const c of r.candidates) candidates.push(c);
+      if (r.problems.length > 0) for (const p of r.problems) (problems ??= []).push(p);
     }
-    if (listed.size === 0) {
-      return importProblem(ctx, key, 'NoExportingClusters', `InferencePoolImport ${key} lists no status.controllers[].exportingClusters; no cluster exports this pool yet`);
-    }
-    return { candidates, problems: problems ?? NO_PROBLEMS };
+    return { candidates, problems: problems ?? NO_PROBLEMS, importOrigin: origin };
   }
+}
+
+/** An exporting cluster and, when an object lists it, where. */
+interface Exporter {
+  readonly cluster: string;
+  readonly path?: string;
+}
+
+/** Each exporting cluster of the object once, at its first listing, in order. */
+function listedClusters(imp: InferencePoolImport): Exporter[] {
+  const seen = new Set<string>();
+  const out: Exporter[] = [];
+  const controllers = imp.status.controllers;
+  for (let i = 0; i < controllers.length; i++) {
+    const exporting = controllers[i]!.exportingClusters;
+    for (let j = 0; j < exporting.length; j++) {
+      const cluster = exporting[j]!.name;
+      if (seen.has(cluster)) continue;
+      seen.add(cluster);
+      out.push({ cluster, path: `status.controllers[${i}].exportingClusters[${j}]` });
+    }
+  }
+  return out;
+}
+
+/** Members (sorted by name) whose objects hold InferencePool namespace/name annotated for export to the ClusterSet. */
+function derivedExporters(ctx: BuildContext, namespace: string, name: string): string[] {
+  const out: string[] = [];
+  for (const [cluster, objects] of ctx.clusters) {
+    if (lookup(objects.pools, namespace, name)?.metadata.annotations[EXPORT_ANNOTATION] === 'ClusterSet') out.push(cluster);
+  }
+  return out.sort(compareStrings);
 }
 
 const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -269,8 +316,10 @@ function resolveFound(mode: BuildContext['mode'], memo: ClusterMemo, pool: Infer
         (found === undefined ? '' : ` (found "${found}")`),
     );
   }
+  const picker = pool.spec.endpointPickerRef;
+  if (picker === undefined) return excluded(cluster, namespace, name, ENDPOINT_PICKER_REF_MISSING, endpointPickerRefMissing(pool, cluster));
   const id = `${cluster}/${namespace}/${name}`;
-  const failureMode = pool.spec.endpointPickerRef.failureMode;
+  const failureMode = picker.failureMode;
   const targetPorts = portNumbers(pool.spec.targetPorts);
   const epp = resolveEpp(scope, pool, warnings);
   // Key order as the builder always had it (id ... targetPorts, via, then parent/epp): /debug/routes JSON is unchanged.
@@ -326,9 +375,10 @@ function expandRef(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRo
 
 function expandGroup(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRoute, index: number, ref: BackendRef, j: number): BackendGroup {
   const weight = Number.isFinite(ref.weight) ? Math.max(0, ref.weight) : 0;
-  const { candidates, problems } = expandRef(ctx, resolver, route, ref, index, j);
+  const { candidates, problems, importOrigin } = expandRef(ctx, resolver, route, ref, index, j);
   const group = { group: ref.group, kind: ref.kind, namespace: ref.namespace ?? route.metadata.namespace, name: ref.name };
-  if (problems.length === 0) return { ref: group, weight, candidates, excluded: [] };
+  const origin = importOrigin !== undefined ? { import: importOrigin } : {};
+  if (problems.length === 0) return { ref: group, weight, candidates, excluded: [], ...origin };
   // An exclusion that empties a weighted backendRef costs requests (HTTP 500): an error; otherwise a warning.
   const fatal = candidates.length === 0 && weight > 0;
   const severity = fatal ? 'error' : 'warning';
@@ -344,7 +394,7 @@ function expandGroup(ctx: BuildContext, resolver: CandidateResolver, route: HTTP
       message: p.exclusion.message + impact,
     });
   }
-  return { ref: group, weight, candidates, excluded: problems.map((p) => p.exclusion) };
+  return { ref: group, weight, candidates, excluded: problems.map((p) => p.exclusion), ...origin };
 }
 
 /** Expands one HTTPRoute rule into its backend groups; the rule carries its matches for the table and /debug. */

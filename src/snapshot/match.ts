@@ -13,12 +13,13 @@
  *  6. oldest route creationTimestamp (routes without one sort last);
  *  7. route "namespace/name" alphabetically; 8. rule order; 9. match order.
  *
- * Regexes use JavaScript syntax (close to RE2 for common patterns) and must
- * match the whole value (Envoy safe_regex semantics).
+ * Regexes are RE2 (linear time, see route-regex.ts), compiled once per
+ * snapshot, and must match the whole value (Envoy safe_regex semantics).
  */
 import type { HTTPRouteMatch, HTTPValueMatch } from '../model/types.js';
 import type { AttachedRoute } from './attach.js';
 import { isWildcard } from './hostname.js';
+import { compileRouteRegex, type RegexLimits, type RouteRegex } from './route-regex.js';
 import type { Diagnostic, MatchResult, MatchTable, RequestAttributes, RouteRule, RoutingSnapshot } from './types.js';
 
 const PATH_EXACT = 0;
@@ -28,7 +29,7 @@ const PATH_REGEX = 2;
 interface ValueMatcher {
   readonly name: string;
   readonly exact?: string;
-  readonly regex?: RegExp;
+  readonly regex?: RouteRegex;
 }
 
 interface CompiledMatch {
@@ -38,7 +39,7 @@ interface CompiledMatch {
   readonly pathKind: number;
   /** Exact value, or prefix without its trailing slash ("" for "/"). */
   readonly pathValue: string;
-  readonly pathRegex?: RegExp;
+  readonly pathRegex?: RouteRegex;
   readonly method?: string;
   readonly headers: readonly ValueMatcher[];
   readonly query: readonly ValueMatcher[];
@@ -63,22 +64,20 @@ export interface TableRule {
   readonly matches: readonly HTTPRouteMatch[];
 }
 
-function compileRegex(source: string, report: (message: string) => void): RegExp | undefined {
-  try {
-    return new RegExp(`^(?:${source})$`);
-  } catch (e) {
-    report(`invalid regular expression "${source}": ${(e as Error).message}; this match never matches`);
-    return undefined;
-  }
+function compileRegex(source: string, limits: RegexLimits, report: (message: string) => void): RouteRegex | undefined {
+  const c = compileRouteRegex(source, limits);
+  if (c.ok) return c.regex;
+  report(`${c.message}; this match never matches`);
+  return undefined;
 }
 
-function compileValues(list: readonly HTTPValueMatch[], lower: boolean, report: (m: string) => void): ValueMatcher[] | undefined {
+function compileValues(list: readonly HTTPValueMatch[], lower: boolean, limits: RegexLimits, report: (m: string) => void): ValueMatcher[] | undefined {
   const out: ValueMatcher[] = [];
   for (const v of list) {
     const name = lower ? v.name.toLowerCase() : v.name;
     if (out.some((o) => o.name === name)) continue; // Gateway API: only the first entry per name counts
     if (v.type === 'RegularExpression') {
-      const regex = compileRegex(v.value, report);
+      const regex = compileRegex(v.value, limits, report);
       if (regex === undefined) return undefined;
       out.push({ name, regex });
     } else {
@@ -88,23 +87,29 @@ function compileValues(list: readonly HTTPValueMatch[], lower: boolean, report: 
   return out;
 }
 
-function compileMatch(t: TableRule, m: HTTPRouteMatch, matchIndex: number, report: (path: string, message: string) => void): CompiledMatch | undefined {
+function compileMatch(
+  t: TableRule,
+  m: HTTPRouteMatch,
+  matchIndex: number,
+  limits: RegexLimits,
+  report: (path: string, message: string) => void,
+): CompiledMatch | undefined {
   const path = `spec.rules[${t.rule.index}].matches[${matchIndex}]`;
   const route = t.attached.route;
   const created = route.metadata.creationTimestamp ? Date.parse(route.metadata.creationTimestamp) : NaN;
   let pathKind = PATH_PREFIX;
   let pathValue = m.path.value;
-  let pathRegex: RegExp | undefined;
+  let pathRegex: RouteRegex | undefined;
   if (m.path.type === 'Exact') pathKind = PATH_EXACT;
   else if (m.path.type === 'RegularExpression') {
     pathKind = PATH_REGEX;
-    pathRegex = compileRegex(m.path.value, (msg) => report(`${path}.path`, msg));
+    pathRegex = compileRegex(m.path.value, limits, (msg) => report(`${path}.path.value`, msg));
     if (pathRegex === undefined) return undefined;
   } else {
     pathValue = pathValue.replace(/\/+$/, '');
   }
-  const headers = compileValues(m.headers, true, (msg) => report(`${path}.headers`, msg));
-  const query = compileValues(m.queryParams, false, (msg) => report(`${path}.queryParams`, msg));
+  const headers = compileValues(m.headers, true, limits, (msg) => report(`${path}.headers`, msg));
+  const query = compileValues(m.queryParams, false, limits, (msg) => report(`${path}.queryParams`, msg));
   if (headers === undefined || query === undefined) return undefined;
   return {
     rule: t.rule,
@@ -138,7 +143,12 @@ function comparePrecedence(a: CompiledMatch, b: CompiledMatch): number {
 }
 
 /** Builds the hostname buckets, each sorted by precedence. Invalid matches are reported and dropped. */
-export function compileMatchTable(rules: readonly TableRule[], localCluster: string, report: (d: Diagnostic) => void): MatchTable {
+export function compileMatchTable(
+  rules: readonly TableRule[],
+  localCluster: string,
+  regexLimits: RegexLimits,
+  report: (d: Diagnostic) => void,
+): MatchTable {
   const exact = new Map<string, CompiledMatch[]>();
   const wild = new Map<string, CompiledMatch[]>();
   const any: CompiledMatch[] = [];
@@ -152,7 +162,7 @@ export function compileMatchTable(rules: readonly TableRule[], localCluster: str
     const reportAt = (path: string, message: string): void =>
       report({ severity: 'error', subject: `${localCluster}: HTTPRoute ${r.namespace}/${r.name}`, path, reason: 'InvalidMatch', message });
     t.matches.forEach((m, i) => {
-      const c = compileMatch(t, m, i, reportAt);
+      const c = compileMatch(t, m, i, regexLimits, reportAt);
       if (c === undefined) return;
       if (t.attached.hostnames.length === 0) any.push(c);
       for (const h of t.attached.hostnames) {
@@ -210,7 +220,7 @@ function parseQuery(path: string, start: number): Map<string, string> {
 
 function valueOk(m: ValueMatcher, value: string | undefined): boolean {
   if (value === undefined) return false;
-  return m.regex !== undefined ? m.regex.test(value) : value === m.exact;
+  return m.regex !== undefined ? m.regex.matches(value) : value === m.exact;
 }
 
 function matches(m: CompiledMatch, req: RequestAttributes, pathLen: number, queryStart: number): boolean {
@@ -223,7 +233,7 @@ function matches(m: CompiledMatch, req: RequestAttributes, pathLen: number, quer
     if (pathLen > v.length && p.charCodeAt(v.length) !== 47 /* / */) return false;
   } else {
     if (scratch.path === '') scratch.path = pathLen === p.length ? p : p.slice(0, pathLen);
-    if (!m.pathRegex!.test(scratch.path)) return false;
+    if (!m.pathRegex!.matches(scratch.path)) return false;
   }
   if (m.method !== undefined && req.method !== m.method) return false;
   for (const h of m.headers) if (!valueOk(h, req.header(h.name))) return false;

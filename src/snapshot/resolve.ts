@@ -3,9 +3,18 @@
  * remote pools in Parent mode, its parent Gateway.
  */
 import type { ClusterConfig } from '../config/schema.js';
+import { memberRules } from '../extproc/answer-rules.js';
 import { GROUP_CORE, GROUP_GATEWAY, type Gateway, type InferencePool, type ParentReference, type Service } from '../model/types.js';
 import { isIP, joinHostPort, parseHostPort } from './address.js';
-import { findOverride, lookup, nsName, type BuildContext, type ClusterObjects } from './context.js';
+import {
+  ENDPOINT_PICKER_REF_MISSING,
+  endpointPickerRefMissing,
+  findOverride,
+  lookup,
+  nsName,
+  type BuildContext,
+  type ClusterObjects,
+} from './context.js';
 import type { Diagnostic, EppTarget, ParentTarget } from './types.js';
 
 /** A resolution failure: CamelCase reason plus a message the operator can act on. */
@@ -42,6 +51,7 @@ export function resolveEpp(scope: ClusterScope, pool: InferencePool, warnings: D
   const { cluster } = scope;
   const ref = pool.spec.endpointPickerRef;
   const ns = pool.metadata.namespace;
+  if (ref === undefined) return fail(ENDPOINT_PICKER_REF_MISSING, endpointPickerRefMissing(pool, cluster));
   if (ref.group !== GROUP_CORE || ref.kind !== 'Service') {
     return fail(
       'InvalidExtensionRef',
@@ -174,7 +184,16 @@ function tryParent(scope: ClusterScope, ref: ParentReference, ns: string): Resol
   }
   const port = listenerPort(gw, ref);
   if (port === undefined) return fail('NoParentPort', `Gateway ${key} in cluster ${cluster} has no listeners to take a port from`);
-  return { ok: true, value: { address: joinHostPort(addr.value, port), cluster, gateway, source: 'status' } };
+  const address = joinHostPort(addr.value, port);
+  // The address comes from the member's objects: held to the member's destination rules, as its EPPs' answers are.
+  const denied = memberRules(scope.config?.eppAnswers).destinationRefusal(address);
+  if (denied !== undefined) {
+    return fail(
+      'ParentAddressDenied',
+      `Gateway ${key} in cluster ${cluster} status.addresses: ${denied.detail} (clusters[${cluster}].eppAnswers.destinations); set clusters[${cluster}].addressOverrides.gateways or allow it there`,
+    );
+  }
+  return { ok: true, value: { address, cluster, gateway, source: 'status' } };
 }
 
 /** The first resolvable Gateway (in name order) among the pool's status.parents in its cluster. */

@@ -65,6 +65,17 @@ export interface Exclusion {
   readonly message: string;
 }
 
+/** Where an InferencePoolImport backendRef's exporting clusters came from. */
+export interface ImportOrigin {
+  /**
+   * 'object': the InferencePoolImport's status; 'derived': no object lists any,
+   * so the router (reading manifests) derived them from the members' pools
+   * annotated inference.networking.x-k8s.io/export: ClusterSet.
+   */
+  readonly source: 'object' | 'derived';
+  readonly exportingClusters: readonly string[];
+}
+
 /** One backendRef of a rule, expanded into the candidate pools that can serve it. */
 export interface BackendGroup {
   readonly ref: {
@@ -78,6 +89,8 @@ export interface BackendGroup {
   /** Empty when the backendRef could not be resolved at all (requests picked for it get 500, per Gateway API). */
   readonly candidates: readonly Candidate[];
   readonly excluded: readonly Exclusion[];
+  /** InferencePoolImport backendRefs that resolved to exporting clusters: where those came from. */
+  readonly import?: ImportOrigin;
 }
 
 export interface RouteRule {
@@ -98,6 +111,21 @@ export interface RouteSummary {
   readonly parents: readonly string[];
   readonly creationTimestamp?: string;
   readonly rules: readonly (RouteRule & { readonly matches: readonly HTTPRouteMatch[] })[];
+}
+
+/** An object of a member that the builder left out as a whole, and why. */
+export interface ExcludedObject {
+  readonly cluster: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** Field path of the problem ('' for the object as a whole). */
+  readonly field: string;
+  /** CamelCase, e.g. "EndpointPickerRefMissing", "InvalidObject", "DuplicateObject". */
+  readonly reason: string;
+  readonly message: string;
+  /** Where it came from, e.g. "/etc/mcip/a/pools.yaml#2". */
+  readonly origin?: string;
 }
 
 export interface Diagnostic {
@@ -140,6 +168,8 @@ export interface RoutingSnapshot {
   /** Every distinct candidate in the snapshot, by id (what signals probe). */
   readonly candidates: ReadonlyMap<string, Candidate>;
   readonly diagnostics: readonly Diagnostic[];
+  /** Objects left out as a whole (one entry per problem field), by cluster, then in source order. */
+  readonly excludedObjects: readonly ExcludedObject[];
   /** Per-cluster source state: revision and staleness, for /debug and metrics. */
   readonly clusters: readonly { readonly name: string; readonly revision: string; readonly stale: boolean; readonly objects: number }[];
   readonly table: MatchTable;

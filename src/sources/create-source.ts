@@ -35,6 +35,7 @@ export async function createObjectSource(cluster: ClusterConfig, config: RouterC
       paths: cluster.manifests.paths,
       debounceMs: config.manifests.debounceMs,
       pollIntervalMs: config.manifests.pollIntervalMs,
+      maxFileBytes: config.manifests.maxFileBytes,
       logger,
     });
   }
@@ -44,7 +45,8 @@ export async function createObjectSource(cluster: ClusterConfig, config: RouterC
     const settings = config.kubernetes;
     return new KubernetesSource({
       cluster: cluster.name,
-      kubeConfig: () => loadKubeConfig(k, { warn: (message) => logger.warn({ cluster: cluster.name }, message) }),
+      // The logger is already bound to this cluster.
+      kubeConfig: () => loadKubeConfig(k, { warn: (message) => logger.warn(message) }),
       kinds: cluster.name === config.clusterName ? LOCAL_KINDS : REMOTE_KINDS,
       namespaces: k.namespaces,
       coalesceMs: settings.coalesceMs,

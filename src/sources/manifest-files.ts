@@ -1,18 +1,18 @@
 /**
  * Reading one cluster's manifests: list files under the configured paths,
  * parse multi-document YAML/JSON, flatten List kinds, decode every object and
- * check for duplicates. The result is either a whole new ClusterState or a
- * SourceError; never a partial state.
+ * check for duplicates (src/sources/manifest-documents.ts draws the line between
+ * a rejected file change and an object left out).
  */
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { decodeObject } from '../model/decode.js';
-import type { FieldError, KubeObject } from '../model/types.js';
-import { describeObject, objectKey } from '../model/types.js';
+import type { FieldError } from '../model/types.js';
+import { assembleObjects, readFileContent, type FileCache, type FileContent } from './manifest-documents.js';
 import type { ClusterState, SourceError } from './types.js';
+import { yamlShapeProblem } from './yaml-shape.js';
 
 export const MANIFEST_EXTENSIONS: readonly string[] = ['.yaml', '.yml', '.json'];
 
@@ -124,6 +124,11 @@ function yamlMessage(message: string): string {
 export function parseManifestText(text: string, file: string): { docs: ManifestDocument[]; errors: FieldError[] } {
   const docs: ManifestDocument[] = [];
   const errors: FieldError[] = [];
+  const shape = yamlShapeProblem(text);
+  if (shape !== undefined) {
+    errors.push({ object: file, path: '', message: `${shape}; not parsed`, origin: `${file}#0` });
+    return { docs, errors };
+  }
   parseAllDocuments(text, { prettyErrors: true }).forEach((doc, i) => {
     const origin = `${file}#${i}`;
     const first = doc.errors[0];
@@ -153,19 +158,45 @@ export function formatFieldError(e: FieldError): string {
 }
 
 /** A SourceError whose message is the summary followed by one line per FieldError (the cluster is a separate field). */
-function sourceError(cluster: string, reason: SourceError['reason'], summary: string, errors: FieldError[]): SourceError {
+function sourceError(cluster: string, reason: SourceError['reason'], summary: string, errors: readonly FieldError[]): SourceError {
   const lines = errors.map((e) => `  ${formatFieldError(e)}`);
   return { cluster, reason, message: [summary, ...lines].join('\n'), errors };
 }
 
 export type ClusterRead =
-  | { readonly type: 'ok'; readonly state: ClusterState; readonly listing: ManifestListing }
+  | {
+      readonly type: 'ok';
+      readonly state: ClusterState;
+      readonly listing: ManifestListing;
+      /** Each used file's content, for the next read. */
+      readonly files: FileCache;
+      /** Files whose change was rejected as unreadable; their last good version (if any) is in the state. */
+      readonly rejected?: SourceError;
+      /** Identifies the rejected texts, so the same rejection is reported once. */
+      readonly rejectedKey?: string;
+    }
   | { readonly type: 'error'; readonly error: SourceError; readonly listing?: ManifestListing; readonly revision?: string }
   /** A listed file vanished while being read (e.g. a non-atomic save): read again shortly. */
   | { readonly type: 'vanished'; readonly listing: ManifestListing };
 
-/** Reads, parses and validates every manifest of one cluster. Never throws. */
-export async function readClusterManifests(cluster: string, paths: readonly string[]): Promise<ClusterRead> {
+function unreadableSummary(errors: readonly FieldError[], kept: string): string {
+  const files = [...new Set(errors.map((e) => e.origin?.replace(/#.*$/, '') ?? e.object))].join(', ');
+  const what = errors.some((e) => e.message.startsWith('YAML syntax error')) ? 'YAML syntax error' : 'unreadable document';
+  return `${what} in ${files}; change rejected${kept}`;
+}
+
+/**
+ * Reads, parses and decodes every manifest of one cluster. Never throws.
+ *
+ * `previous` is the files' content of the last good read; without it (the
+ * initial load) a structurally unreadable file fails the whole read. With it,
+ * such a file's change is rejected alone: its previous content (or nothing, for
+ * a new file) is used and the rejection comes back with the state. Objects
+ * that are semantically invalid are left out and listed in the state's errors.
+ * A file larger than `maxFileBytes` (manifests.maxFileBytes) rejects the change, naming
+ * it, before it is read.
+ */
+export async function readClusterManifests(cluster: string, paths: readonly string[], previous?: FileCache, maxFileBytes = Infinity): Promise<ClusterRead> {
   let listing: ManifestListing;
   try {
     listing = await listManifestFiles(paths);
@@ -175,62 +206,49 @@ export async function readClusterManifests(cluster: string, paths: readonly stri
   }
 
   const texts: string[] = [];
-  const hash = createHash('sha256');
   for (const file of listing.files) {
-    let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      const tooLarge = (size: number) => `cannot read manifests: ${file} is ${size} bytes, over the limit of ${maxFileBytes} (manifests.maxFileBytes); change rejected`;
+      const size = (await stat(file)).size;
+      if (size > maxFileBytes) return { type: 'error', error: sourceError(cluster, 'read', tooLarge(size), []), listing };
+      const bytes = await readFile(file);
+      // The file may have grown since stat().
+      if (bytes.length > maxFileBytes) return { type: 'error', error: sourceError(cluster, 'read', tooLarge(bytes.length), []), listing };
+      texts.push(bytes.toString('utf8'));
     } catch (e) {
       if (errnoCode(e) === 'ENOENT') return { type: 'vanished', listing };
       return { type: 'error', error: sourceError(cluster, 'read', `cannot read manifests: ${describeErrno(file, e)}`, []), listing };
     }
-    texts.push(text);
-    hash.update(file).update('\0').update(text).update('\0');
   }
-  const revision = hash.digest('hex');
 
-  const docs: ManifestDocument[] = [];
-  const parseErrors: FieldError[] = [];
+  const files = new Map<string, FileContent>();
+  const used: FileContent[] = [];
+  const unreadable: FieldError[] = [];
+  const revision = createHash('sha256');
+  const rejectedKey = createHash('sha256');
   listing.files.forEach((file, i) => {
-    const parsed = parseManifestText(texts[i] ?? '', file);
-    docs.push(...parsed.docs);
-    parseErrors.push(...parsed.errors);
-  });
-  if (parseErrors.length > 0) {
-    const files = [...new Set(parseErrors.map((e) => e.object))].join(', ');
-    return { type: 'error', error: sourceError(cluster, 'parse', `YAML syntax error in ${files}; change rejected`, parseErrors), listing, revision };
-  }
-
-  const objects: KubeObject[] = [];
-  const errors: FieldError[] = [];
-  const seen = new Map<string, string>();
-  for (const doc of docs) {
-    const result = decodeObject(doc.raw, doc.origin);
-    if (result.type === 'invalid') errors.push(...result.errors);
-    if (result.type !== 'ok') continue;
-    const { kind, metadata } = result.object;
-    const key = objectKey(kind, metadata.namespace, metadata.name);
-    const first = seen.get(key);
-    if (first !== undefined) {
-      errors.push({
-        object: describeObject(kind, metadata.namespace, metadata.name),
-        path: 'metadata.name',
-        message: `duplicate object: also defined at ${first}`,
-        origin: doc.origin,
-      });
-      continue;
+    const before = previous?.get(file);
+    const read = readFileContent(file, texts[i] ?? '', before);
+    let content: FileContent | undefined;
+    if (read.type === 'ok') {
+      content = read.content;
+    } else {
+      unreadable.push(...read.errors);
+      rejectedKey.update(file).update('\0').update(read.hash).update('\0');
+      content = before;
     }
-    seen.set(key, doc.origin);
-    objects.push(result.object);
+    if (content === undefined) return;
+    files.set(file, content);
+    used.push(content);
+    revision.update(file).update('\0').update(content.hash).update('\0');
+  });
+
+  if (unreadable.length > 0 && previous === undefined) {
+    return { type: 'error', error: sourceError(cluster, 'parse', unreadableSummary(unreadable, ''), unreadable), listing };
   }
-  if (errors.length > 0) {
-    const n = errors.length;
-    return {
-      type: 'error',
-      error: sourceError(cluster, 'invalid', `${n} manifest error${n === 1 ? '' : 's'}; change rejected`, errors),
-      listing,
-      revision,
-    };
-  }
-  return { type: 'ok', state: { cluster, objects, errors: [], stale: false, revision }, listing };
+  const { objects, errors } = assembleObjects(used);
+  const state: ClusterState = { cluster, objects, errors, stale: false, revision: revision.digest('hex') };
+  if (unreadable.length === 0) return { type: 'ok', state, listing, files };
+  const rejected = sourceError(cluster, 'parse', unreadableSummary(unreadable, '; the last good version of each file keeps serving'), unreadable);
+  return { type: 'ok', state, listing, files, rejected, rejectedKey: rejectedKey.digest('hex') };
 }

@@ -6,14 +6,18 @@
  * parent directory for configured files, so editor rename-swaps and ConfigMap
  * "..data" symlink swaps are seen), and a cheap poll (stat of every known file
  * and directory: inode, size, mtime) as a fallback for events fs.watch misses.
- * Any change, after a debounce, re-reads everything. A change is applied whole
- * or not at all: a bad edit produces onError and the last good state stays.
+ * Any change, after a debounce, re-reads everything. An object with a
+ * semantic problem is left out (listed in the state's errors); a file that is
+ * structurally unreadable keeps its last good version and the state carries the
+ * rejection (see manifest-documents.ts). When the files are good again the
+ * source says so, even if their content is byte for byte the last good one.
  */
 import type { FSWatcher } from 'node:fs';
 import { watch } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import type { FileCache } from './manifest-documents.js';
 import type { ClusterRead, ManifestListing } from './manifest-files.js';
 import { readClusterManifests } from './manifest-files.js';
 import type { ClusterState, ObjectSource, SourceError, SourceListener } from './types.js';
@@ -24,6 +28,8 @@ export interface ManifestSourceOptions {
   readonly paths: readonly string[];
   readonly debounceMs: number;
   readonly pollIntervalMs: number;
+  /** Larger manifest files are rejected (manifests.maxFileBytes); none when unset. */
+  readonly maxFileBytes?: number;
   readonly logger?: Logger;
 }
 
@@ -61,18 +67,19 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export async function loadManifests(
   cluster: string,
   paths: readonly string[],
+  maxFileBytes?: number,
 ): Promise<{ state?: ClusterState; error?: SourceError }> {
-  const read = await readWithRetry(cluster, paths);
+  const read = await readWithRetry(cluster, paths, maxFileBytes);
   if (read.type === 'ok') return { state: read.state };
   if (read.type === 'error') return { error: read.error };
   return { error: vanishedError(cluster) };
 }
 
-async function readWithRetry(cluster: string, paths: readonly string[]): Promise<ClusterRead> {
-  let read = await readClusterManifests(cluster, paths);
+async function readWithRetry(cluster: string, paths: readonly string[], maxFileBytes?: number): Promise<ClusterRead> {
+  let read = await readClusterManifests(cluster, paths, undefined, maxFileBytes);
   for (let i = 0; read.type === 'vanished' && i < VANISHED_RETRIES; i++) {
     await sleep(VANISHED_RETRY_MS);
-    read = await readClusterManifests(cluster, paths);
+    read = await readClusterManifests(cluster, paths, undefined, maxFileBytes);
   }
   return read;
 }
@@ -82,13 +89,15 @@ export class ManifestSource implements ObjectSource {
   private readonly paths: readonly string[];
   private readonly debounceMs: number;
   private readonly pollIntervalMs: number;
+  private readonly maxFileBytes: number | undefined;
   private readonly log: Logger | undefined;
 
   private listener: SourceListener | undefined;
   private stopped = false;
   private started = false;
   private lastGood: ClusterState | undefined;
-  /** Identifies the last reported error, so the same rejection is not reported again on every event. */
+  private files: FileCache = new Map();
+  /** Identifies the outstanding rejection, so the same one is not reported again on every event. */
   private lastErrorKey: string | undefined;
   private listing: ManifestListing = { files: [], dirs: [] };
   private readonly watchers = new Map<string, { readonly watcher: FSWatcher; readonly ino: number }>();
@@ -104,10 +113,12 @@ export class ManifestSource implements ObjectSource {
   constructor(opts: ManifestSourceOptions) {
     this.cluster = opts.cluster;
     this.paths = opts.paths.map((p) => resolve(p));
+    this.maxFileBytes = opts.maxFileBytes;
     this.debounceMs = opts.debounceMs;
     this.pollIntervalMs = opts.pollIntervalMs;
     this.maxWaitMs = Math.max(opts.debounceMs, MAX_WAIT_MS);
-    this.log = opts.logger?.child({ cluster: opts.cluster, source: 'manifests' });
+    // The caller's logger is already bound to the cluster (src/runtime/load-sources.ts): bind only what is ours.
+    this.log = opts.logger?.child({ source: 'manifests' });
   }
 
   /** The last state delivered to onState, if any. */
@@ -119,13 +130,14 @@ export class ManifestSource implements ObjectSource {
     if (this.started) throw new Error(`ManifestSource ${this.cluster}: already started`);
     this.started = true;
     this.listener = listener;
-    const read = await readWithRetry(this.cluster, this.paths);
+    const read = await readWithRetry(this.cluster, this.paths, this.maxFileBytes);
     if (read.type !== 'ok') {
       this.stopped = true;
       throw new ManifestSourceError(read.type === 'error' ? read.error : vanishedError(this.cluster));
     }
     if (this.stopped) return;
     this.listing = read.listing;
+    this.files = read.files;
     this.lastGood = read.state;
     this.log?.info({ revision: read.state.revision, objects: read.state.objects.length, files: read.listing.files.length }, 'manifests loaded');
     listener.onState(read.state);
@@ -184,7 +196,7 @@ export class ManifestSource implements ObjectSource {
   }
 
   private async reload(): Promise<void> {
-    const read = await readClusterManifests(this.cluster, this.paths);
+    const read = await readClusterManifests(this.cluster, this.paths, this.files, this.maxFileBytes);
     if (this.stopped) return;
     if (read.listing) {
       this.listing = read.listing;
@@ -196,21 +208,27 @@ export class ManifestSource implements ObjectSource {
       return;
     }
     if (read.type === 'error') {
+      // Nothing usable was read (a configured path is gone): the last good state keeps serving. Logged by the listener.
       const key = `${read.error.reason}:${read.revision ?? read.error.message}`;
       if (key === this.lastErrorKey) return;
       this.lastErrorKey = key;
-      this.log?.error(
-        { reason: read.error.reason, errors: read.error.errors, revision: this.lastGood?.revision },
-        `manifest change rejected, keeping last good state: ${read.error.message}`,
-      );
       this.listener?.onError(read.error);
       return;
     }
-    this.lastErrorKey = undefined;
-    if (read.state.revision === this.lastGood?.revision) return;
-    this.lastGood = read.state;
-    this.log?.info({ revision: read.state.revision, objects: read.state.objects.length, files: read.listing.files.length }, 'manifests reloaded');
-    this.listener?.onState(read.state);
+    this.files = read.files;
+    const errorKey = read.rejected ? `${read.rejected.reason}:${read.rejectedKey ?? read.rejected.message}` : undefined;
+    const changed = read.state.revision !== this.lastGood?.revision;
+    if (!changed && errorKey === this.lastErrorKey) return;
+    this.lastErrorKey = errorKey;
+    // Same content as the last good state (e.g. a bad edit restored byte for byte): deliver that very state, so the
+    // listener sees nothing to rebuild, only that the rejection is over (or a new one).
+    const base = changed || this.lastGood === undefined ? read.state : this.lastGood;
+    const state: ClusterState = read.rejected ? { ...base, rejected: read.rejected } : base;
+    this.lastGood = base;
+    if (changed) {
+      this.log?.info({ revision: state.revision, objects: state.objects.length, excluded: state.errors.length, files: read.listing.files.length }, 'manifests reloaded');
+    }
+    this.listener?.onState(state);
   }
 
   /**

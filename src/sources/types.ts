@@ -10,11 +10,16 @@ export interface ClusterState {
   readonly cluster: string;
   readonly objects: readonly KubeObject[];
   /**
-   * Objects that were present but invalid and therefore left out (a Kubernetes
-   * source keeps serving the rest; a manifest source rejects a bad edit whole
-   * and never emits a state with errors).
+   * Objects that were present but invalid and therefore left out; the rest
+   * serves. Each names the object (FieldError.ref) and the field.
    */
   readonly errors: readonly FieldError[];
+  /**
+   * A change the source read but could not use (a manifest file that does not
+   * parse): this state holds the last good version instead. While it is set the
+   * member's last change counts as rejected.
+   */
+  readonly rejected?: SourceError;
   /** True when the source lost contact and these are the last known objects. */
   readonly stale: boolean;
   /** Opaque, changes whenever the content changes (e.g. a content hash or resourceVersion). */

@@ -3,9 +3,9 @@
  * node:http2 and our own gRPC framing: `extProc.transport: http2`.
  */
 import { lstat, unlink } from 'node:fs/promises';
-import type { ExtProcServer } from '../extproc/server.js';
+import { admitStream, type ExtProcServer } from '../extproc/server.js';
 import { HealthState } from '../extproc/health.js';
-import { ExtProcStream, type StreamDeps } from '../extproc/stream.js';
+import type { ExtProcStream, StreamDeps } from '../extproc/stream.js';
 import { createH2GrpcServer } from './h2-server.js';
 
 /** Envoy resets every finished stream; these stay far above what one connection can serve. */
@@ -22,9 +22,7 @@ export function createH2ExtProcServer(deps: StreamDeps): ExtProcServer {
     maxMessageBytes: deps.settings.maxMessageBytes,
     streamResetBurst: STREAM_RESET_BURST,
     streamResetRate: STREAM_RESET_RATE,
-    process: (call) => {
-      streams.add(new ExtProcStream(call, deps, onClosed));
-    },
+    process: (call) => admitStream(call, deps, streams, onClosed),
     healthStatus: (service) => health.status(service),
     watch: (call) => health.handlers.Watch!(call as never, undefined as never),
   });

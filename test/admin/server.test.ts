@@ -1,5 +1,6 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
@@ -94,6 +95,63 @@ describe('admin server', () => {
         routes: {},
       }),
     ).rejects.toThrow(/EADDRINUSE/);
+  });
+});
+
+describe('admin server connection limits', () => {
+  const LIMITS = { maxConnections: 4, headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 500, maxHeaderBytes: 4096 };
+
+  async function limited(): Promise<{ host: string; port: number }> {
+    const metrics = new RouterMetrics({ defaultMetrics: false });
+    server = await startAdminServer('127.0.0.1:0', { registry: metrics.registry, logger, ready: () => ({ ready: true }), routes: {}, limits: LIMITS });
+    const [host, port] = server.address.split(':');
+    return { host: host!, port: Number(port) };
+  }
+
+  /** Opens a raw TCP connection, writes `data`, and resolves with what the server sent until it closed (or `waitMs` passed). */
+  function raw(addr: { host: string; port: number }, data: string, waitMs: number): Promise<{ text: string; closed: boolean; sock: Socket }> {
+    return new Promise((resolve) => {
+      const sock = connect(addr.port, addr.host);
+      let text = '';
+      const timer = setTimeout(() => resolve({ text, closed: false, sock }), waitMs);
+      sock.on('data', (d) => (text += d.toString()));
+      sock.on('error', () => {});
+      sock.on('close', () => {
+        clearTimeout(timer);
+        resolve({ text, closed: true, sock });
+      });
+      sock.write(data);
+    });
+  }
+
+  it('closes connections over maxConnections at once, and serves again when one goes', async () => {
+    const addr = await limited();
+    const idle = await Promise.all(Array.from({ length: LIMITS.maxConnections }, () => raw(addr, '', 100)));
+    expect(idle.every((c) => !c.closed)).toBe(true);
+    const extra = await raw(addr, 'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n', 2000);
+    expect(extra).toMatchObject({ closed: true, text: '' });
+    idle[0]!.sock.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    const again = await raw(addr, 'GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 2000);
+    expect(again.text).toMatch(/^HTTP\/1\.1 200/);
+    for (const c of idle) c.sock.destroy();
+  });
+
+  it('cuts a client that trickles its headers after headersTimeoutMs (408), freeing its slot', async () => {
+    const addr = await limited();
+    const t0 = Date.now();
+    const slow = await raw(addr, 'GET /healthz HTTP/1.1\r\nhost: x\r\n', 5000);
+    expect(slow.closed).toBe(true);
+    expect(slow.text).toMatch(/^HTTP\/1\.1 408/);
+    expect(Date.now() - t0).toBeLessThan(3000);
+  });
+
+  it('answers 431 to a header block over maxHeaderBytes', async () => {
+    const addr = await limited();
+    const big = await raw(addr, `GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(LIMITS.maxHeaderBytes)}\r\n\r\n`, 2000);
+    expect(big.text).toMatch(/^HTTP\/1\.1 431/);
+    const small = await raw(addr, 'GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 2000);
+    expect(small.text).toMatch(/^HTTP\/1\.1 200/);
   });
 });
 

@@ -61,6 +61,13 @@ function envVarsReadBySrc(): Set<string> {
   return names;
 }
 
+/** `values` with `extra` merged in (one level deep per key, as these tests need). */
+function mergeValuesForTest(values: Obj, extra: Obj): Obj {
+  const out: Obj = { ...values };
+  for (const [k, v] of Object.entries(extra)) out[k] = { ...((values[k] as Obj | undefined) ?? {}), ...(v as Obj) };
+  return out;
+}
+
 /** Values variant -> the envoy/ bootstrap the chart must embed for it. */
 const VARIANTS: [string, Obj, string][] = [
   ['defaults', {}, 'envoy.yaml'],
@@ -149,6 +156,18 @@ describe.each(VARIANTS)('chart rendered with %s', (_name, values, envoyFile) => 
   it(`embeds envoy/${envoyFile} unchanged`, () => {
     const cm = find(r, 'ConfigMap', '-envoy') as K8sObject & { data: Record<string, string> };
     expect(cm.data['envoy.yaml']).toBe(readFileSync(path.join(REPO, 'envoy', envoyFile), 'utf8'));
+  });
+
+  it("caps Envoy's router cluster (circuit breaker max_requests) at the router's extProc.maxStreams, also when set", () => {
+    const maxRequests = (x: Rendered): number => {
+      const clusters = (envoyBootstrap(x).static_resources as { clusters: Obj[] }).clusters;
+      const c = clusters.find((y) => y.name === 'mcip_router') as { circuit_breakers: { thresholds: { max_requests: number }[] } };
+      return c.circuit_breakers.thresholds[0]!.max_requests;
+    };
+    expect(maxRequests(r)).toBe(routerConfig(r).extProc.maxStreams);
+    const set = renderChart(mergeValuesForTest(values, { extProc: { maxStreams: 2500 } }));
+    expect(routerConfig(set).extProc.maxStreams).toBe(2500);
+    expect(maxRequests(set)).toBe(2500);
   });
 
   it("lets Envoy receive the router's largest ext_proc message", () => {

@@ -20,6 +20,7 @@ export const REMOTE_VALUES: Obj = {
       epp: { tls: { insecureSkipVerify: true }, health: { port: 9003, service: 'inference-extension', tls: 'disabled' } },
       addressOverrides: { services: [{ namespace: 'inference', name: 'llm-pool-epp', address: '10.1.2.3:9002' }] },
       failOpen: { endpoints: [{ namespace: 'inference', pool: 'llm-pool', endpoints: ['10.1.4.5:8000'] }] },
+      eppAnswers: { destinations: { allow: ['10.1.0.0/16'] } },
     },
     {
       name: 'cluster-c.eu-west',
@@ -37,6 +38,7 @@ export const REMOTE_VALUES: Obj = {
   kubernetesTuning: { coalesceMs: 50 },
   outlier: { consecutiveFailures: 3 },
   picker: { saturation: { queueSize: 8 } },
+  routes: { regex: { maxLength: 512 } },
   log: { level: 'debug' },
   envoy: { preStopSleepSeconds: 30 },
   terminationGracePeriodSeconds: 60,

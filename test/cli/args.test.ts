@@ -7,6 +7,11 @@ describe('parseCli', () => {
     expect(parseCli(['-c', 'r.yaml', '--check'], {})).toEqual({ type: 'check', configFile: 'r.yaml' });
   });
 
+  it('--export-controller runs only the export controller; it does not combine with --check', () => {
+    expect(parseCli(['--export-controller', '-c', 'r.yaml'], {})).toEqual({ type: 'export-controller', configFile: 'r.yaml' });
+    expect(parseCli(['--export-controller', '--check', '-c', 'r.yaml'], {})).toMatchObject({ type: 'usage-error', message: expect.stringContaining('--export-controller') });
+  });
+
   it('falls back to the config env var, and the flag wins over it', () => {
     expect(parseCli([], { [CONFIG_ENV]: '/etc/mcip/router.yaml' })).toEqual({ type: 'run', configFile: '/etc/mcip/router.yaml' });
     expect(parseCli(['--config', 'flag.yaml'], { [CONFIG_ENV]: 'env.yaml' })).toMatchObject({ configFile: 'flag.yaml' });

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { KubeObject } from '../../src/model/types.js';
+import { buildSnapshot } from '../../src/snapshot/build.js';
 import { loadManifests } from '../../src/sources/manifest-source.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
@@ -50,11 +51,16 @@ describe('examples/', () => {
       ['InferencePoolImport', 'llm-pool', 50],
     ]);
     const pool = find(a, 'InferencePool', 'llm-pool');
-    expect(find(a, 'Service', pool?.spec.endpointPickerRef.name ?? '')).toBeDefined();
-    const imp = find(a, 'InferencePoolImport', 'llm-pool');
-    expect(imp?.status.controllers).toMatchObject([
-      { name: 'mcip.example.com/export-controller', exportingClusters: [{ name: 'cluster-b' }] },
-    ]);
+    expect(find(a, 'Service', pool?.spec.endpointPickerRef?.name ?? '')).toBeDefined();
+    // No hand-written InferencePoolImport status: the router derives the import from cluster-b's exported pool.
+    expect(find(a, 'InferencePoolImport', 'llm-pool')).toBeUndefined();
+    const { cfg, clusters } = await load();
+    const states = [...clusters].map(([cluster, objects]) => ({ cluster, objects, errors: [], stale: false, revision: '1' }));
+    const { snapshot, diagnostics } = buildSnapshot({ config: cfg, clusters: states, version: 1 });
+    expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    const imported = snapshot.routes[0]?.rules[0]?.backends[1];
+    expect(imported?.import).toEqual({ source: 'derived', exportingClusters: ['cluster-b'] });
+    expect(imported?.candidates.map((c) => c.id)).toEqual(['cluster-b/default/llm-pool']);
   });
 
   it('cluster-b exports its pool, whose EPP is a LoadBalancer Service', async () => {
@@ -62,7 +68,7 @@ describe('examples/', () => {
     const pool = find(b, 'InferencePool', 'llm-pool');
     expect(pool?.metadata.annotations['inference.networking.x-k8s.io/export']).toBe('ClusterSet');
     expect(pool?.status.parents[0]?.parentRef).toMatchObject({ kind: 'Gateway', name: 'inference-gateway' });
-    expect(find(b, 'Service', pool?.spec.endpointPickerRef.name ?? '')?.spec.type).toBe('LoadBalancer');
+    expect(find(b, 'Service', pool?.spec.endpointPickerRef?.name ?? '')?.spec.type).toBe('LoadBalancer');
     expect(find(b, 'Gateway', 'inference-gateway')?.status.addresses).toEqual([{ type: 'IPAddress', value: '203.0.113.30' }]);
   });
 });

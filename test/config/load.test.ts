@@ -107,7 +107,9 @@ describe('parseConfigText', () => {
     });
     expect(cfg.clusters[0]?.epp.tls.caFile).toBeUndefined();
     expect(cfg.extProc).toMatchObject({ maxMessageBytes: 16 * 1024 * 1024, destinationHeader: 'primary', eppStallTimeoutMs: 30_000 });
-    expect(cfg.manifests).toEqual({ debounceMs: 200, pollIntervalMs: 1000 });
+    expect(cfg.manifests).toEqual({ debounceMs: 200, pollIntervalMs: 1000, maxFileBytes: 4 * 1024 * 1024 });
+    expect(cfg.routes).toEqual({ regex: { maxLength: 1024, maxProgramSize: 200, maxInputLength: 4096 } });
+    expect(cfg.admin).toEqual({ maxConnections: 64, headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxHeaderBytes: 16 * 1024, exposeDebug: false });
     expect(cfg.log).toEqual({ level: 'info' });
   });
 
@@ -121,6 +123,18 @@ describe('parseConfigText', () => {
     expect(out).toHaveLength(1);
     expect(out[0]).toMatch(/^extProc\.eppStallTimeoutMs: /);
     expect(parseConfigText(`${VALID}extProc:\n  eppStallTimeoutMs: 0\n`, 'config.yaml', '/base').extProc.eppStallTimeoutMs).toBe(0);
+  });
+
+  it.each([
+    ['routes:\n  regex:\n    maxProgramSize: 5\n', /^routes\.regex\.maxProgramSize: /],
+    ['routes:\n  regex:\n    maxLength: 0\n', /^routes\.regex\.maxLength: /],
+    ['admin:\n  maxConnections: 0\n', /^admin\.maxConnections: /],
+    ['admin:\n  maxHeaderBytes: 10\n', /^admin\.maxHeaderBytes: /],
+    ['manifests:\n  maxFileBytes: 1.5\n', /^manifests\.maxFileBytes: /],
+  ])('rejects a bad input bound %j, naming the field', (yaml, field) => {
+    const out = issues(`${VALID}${yaml}`);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatch(field);
   });
 
   it('rejects a clusterName that is not a member', () => {

@@ -30,6 +30,18 @@ describe('the repository stands alone', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('speaks of Node 20 only as end of life (supported runtimes are 22, 24 and 26)', () => {
+    const offenders = tracked
+      .filter((f) => f !== THIS_FILE && !f.startsWith('test/'))
+      .flatMap((f) =>
+        text(f)
+          .split('\n')
+          .map((line, i) => ({ where: `${f}:${i + 1}`, line }))
+          .filter(({ line }) => /\bNode(?:\.js)? 20\b/.test(line) && !/end of life/.test(line)),
+      );
+    expect(offenders).toEqual([]);
+  });
+
   it('ships the license package.json names', () => {
     const pkg = JSON.parse(text('package.json')) as { license: string };
     expect(pkg.license).toBe('Apache-2.0');

@@ -50,40 +50,83 @@ describe('mcip-router CLI', () => {
     expect(run.stderr).toContain('maxMesageBytes');
   });
 
-  it('--check prints the routing table of the examples and exits 0 (also via MCIP_ROUTER_CONFIG)', async () => {
-    const run = await runCli(['--check'], { MCIP_ROUTER_CONFIG: join(ROOT, 'examples/router.yaml') });
-    expect(run.stderr).toBe('');
+  it('--check prints the routing table of the examples on stdout, logs on stderr, and exits 0 (also via MCIP_ROUTER_CONFIG)', async () => {
+    const run = await runCli(['--check', '--log-level', 'info'], { MCIP_ROUTER_CONFIG: join(ROOT, 'examples/router.yaml') });
     expect(run.code).toBe(0);
+    expect(run.stdout.startsWith('Routing snapshot v1')).toBe(true);
+    expect(run.stdout).not.toContain('{"level"');
     expect(run.stdout).toContain('llm-route');
     expect(run.stdout).toContain('cluster-a');
     expect(run.stdout).toContain('cluster-b');
     expect(run.stdout).toContain('127.0.0.1:9202');
+    // The examples carry no hand-written import status: the import is derived from cluster-b's exported pool.
+    expect(run.stdout).toContain('exporting clusters: cluster-b (source: derived from exported pools)');
+    expect(run.stdout).toContain('Diagnostics: 0 error(s)');
+    const logs = run.stderr.trim().split('\n');
+    expect(logs.length).toBeGreaterThan(0);
+    for (const line of logs) expect((JSON.parse(line) as { level: string }).level).toBe('info');
   });
 
-  it('--check on malformed manifests prints every error with object, field and file, and exits 2', async () => {
+  it('--check exits 1 when the routes load but have errors (half the traffic would get HTTP 500)', async () => {
+    const set = writeClusterSet([
+      {
+        name: 'cluster-a',
+        files: {
+          'gw.yaml': gatewayYaml(),
+          'pool.yaml': poolYaml('p'),
+          'route.yaml': routeYaml('r', 'h.example', [{ kind: 'InferencePool', name: 'p', weight: 50 }, { kind: 'InferencePool', name: 'missing', weight: 50 }]),
+        },
+      },
+    ]);
+    const run = await runCli(['--check', '--config', set.configFile]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('[NO USABLE POOL: its share of requests gets HTTP 500]');
+    expect(run.stdout).toContain('Diagnostics: 1 error(s)');
+  });
+
+  it('--check leaves out invalid objects by name (exit 1) and accepts a pool without endpointPickerRef', async () => {
+    const bare = poolYaml('bare').replace(/ {2}endpointPickerRef:\n(?: {4}.*\n)+/, '  appProtocol: http\n');
     const set = writeClusterSet([
       {
         name: 'cluster-a',
         files: {
           'gw.yaml': gatewayYaml(),
           'pool.yaml': poolYaml('p').replace('number: 8000', 'number: 70000'),
+          'bare.yaml': bare,
           'route.yaml': routeYaml('r', 'h.example', [{ kind: 'InferencePool', name: 'p', weight: -1 }]),
         },
       },
     ]);
     const run = await runCli(['--check', '--config', set.configFile]);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/InferencePool default\/p.*spec\.targetPorts\[0\]\.number/);
-    expect(run.stderr).toMatch(/HTTPRoute default\/r.*spec\.rules\[0\]\.backendRefs\[0\]\.weight/);
-    expect(run.stderr).toContain('pool.yaml');
-    expect(run.stderr).toContain('route.yaml');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/cluster-a: InferencePool default\/p \[spec\.targetPorts\[0\]\.number\]: InvalidObject: .*pool\.yaml/);
+    expect(run.stdout).toMatch(/cluster-a: HTTPRoute default\/r \[spec\.rules\[0\]\.backendRefs\[0\]\.weight\]: InvalidObject: .*route\.yaml/);
+    expect(run.stdout).toMatch(/cluster-a: InferencePool default\/bare \[spec\.endpointPickerRef\]: EndpointPickerRefMissing/);
   });
 
-  it('refuses to start on invalid manifests (exit 2), naming the object', async () => {
-    const set = writeClusterSet([{ name: 'cluster-a', files: { 'pool.yaml': poolYaml('p').replace('FailClose', 'x').replace('name: p-epp', 'name: ""') } }]);
+  it('--check on manifests that do not parse prints every error with file and line on stderr, and exits 2', async () => {
+    const set = writeClusterSet([
+      { name: 'cluster-a', files: { 'gw.yaml': gatewayYaml(), 'pool.yaml': `${poolYaml('p')}  oops: [\n`, 'list.yaml': '- not\n- an object\n' } },
+    ]);
+    const run = await runCli(['--check', '--config', set.configFile]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/pool\.yaml.*YAML syntax error at line \d+/);
+    expect(run.stderr).toMatch(/list\.yaml#0.*not a Kubernetes object/);
+  });
+
+  it('--help says what each --check exit code means', async () => {
+    const help = await runCli(['--help']);
+    expect(help.stdout).toMatch(/0 {2}no error diagnostic/);
+    expect(help.stdout).toMatch(/1 {2}loaded, but routes or objects have errors/);
+    expect(help.stdout).toMatch(/2 {2}bad flags, invalid config, or manifests that\s+cannot be read or parsed/);
+  });
+
+  it('refuses to start on manifests that do not parse (exit 2), naming the file', async () => {
+    const set = writeClusterSet([{ name: 'cluster-a', files: { 'pool.yaml': 'kind: [\n' } }]);
     const run = await runCli(['--config', set.configFile]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('InferencePool default/p');
+    expect(run.stderr).toContain('pool.yaml');
   });
 });
 
@@ -102,6 +145,9 @@ describe('serving and graceful shutdown', () => {
           'gw.yaml': gatewayYaml(),
           'pool.yaml': poolYaml('slow'),
           'route.yaml': routeYaml('r', 'slow.example', [{ kind: 'InferencePool', name: 'slow' }]),
+          // Neither an upstream pool without endpointPickerRef nor an invalid route stops the member from serving.
+          'bare.yaml': poolYaml('bare').replace(/ {2}endpointPickerRef:\n(?: {4}.*\n)+/, ''),
+          'bad-route.yaml': routeYaml('bad', 'bad.example', [{ kind: 'InferencePool', name: 'slow', weight: -1 }]),
         },
         epps: { 'slow-epp': epps.slow!.address },
       },
@@ -109,6 +155,9 @@ describe('serving and graceful shutdown', () => {
     const router = await startCli(['--config', set.configFile, '--log-level', 'info']);
     try {
       expect((await request(`http://${router.admin}/readyz`)).statusCode).toBe(200);
+      const metrics = await (await request(`http://${router.admin}/metrics`)).body.text();
+      expect(metrics).toContain('mcip_excluded_objects{cluster="cluster-a",reason="EndpointPickerRefMissing"} 1');
+      expect(metrics).toContain('mcip_excluded_objects{cluster="cluster-a",reason="InvalidObject"} 1');
       const envoy = createEnvoyStandin(router.extProc);
       const inFlight = envoy.run({ authority: 'slow.example', path: '/v1/completions', body: [completionBody()] });
       await eventually(() => expect(epps.slow!.counters.openStreams).toBe(1));

@@ -1,7 +1,8 @@
 /**
  * Manifest hot reload under traffic: an edited HTTPRoute takes effect within 2 s
- * without dropping in-flight streams; a bad edit is rejected whole (log +
- * metric), the last good routing keeps serving, and a fix applies again.
+ * without dropping in-flight streams; an invalid object is left out while the
+ * rest of the edit applies; a file that does not parse keeps its last good
+ * version (log + metric) until it is good again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
@@ -29,6 +30,8 @@ let epps: Record<string, SimulatedEpp>;
 let router: RouterHandle;
 let envoy: EnvoyStandin;
 let set: ClusterSetDir;
+/** Every log line, raw (JSON.parse would hide a repeated key). */
+const lines: string[] = [];
 
 interface Sample {
   readonly startedAt: number;
@@ -76,7 +79,8 @@ beforeAll(async () => {
       epps: { 'pool-x-epp': epps.x!.address, 'pool-y-epp': epps.y!.address },
     },
   ]);
-  router = await startRouter(await loadConfig(set.configFile), { logger: createLogger('silent'), processMetrics: false });
+  const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
+  router = await startRouter(await loadConfig(set.configFile), { logger, processMetrics: false });
   envoy = createEnvoyStandin(router.extProcAddress);
 });
 
@@ -108,37 +112,57 @@ describe('hot reload of manifests mid-traffic', () => {
     expect(await metric('mcip_config_reloads_total', 'cluster="cluster-a",result="applied"')).toBeGreaterThanOrEqual(2);
   });
 
-  it('rejects a bad edit whole, keeps serving the last good routing, and recovers on a fix', async () => {
-    const versionBefore = router.store.snapshot()!.version;
-    // One valid change (route back to pool-x) and one invalid object in the same edit: nothing may apply.
-    set.write(
-      'cluster-a',
-      'route.yaml',
-      routeYaml('r', 'reload.example', [{ kind: 'InferencePool', name: 'pool-x', weight: -5 }]),
-    );
-    await eventually(
-      async () => expect(await metric('mcip_config_reloads_total', 'cluster="cluster-a",result="rejected"')).toBe(1),
-      2000,
-    );
-    expect(await metric('mcip_config_last_reload_successful', 'cluster="cluster-a"')).toBe(0);
-    expect(await metric('mcip_config_errors_total', 'cluster="cluster-a",reason="invalid"')).toBe(1);
-    expect(router.store.snapshot()!.version).toBe(versionBefore);
+  it('leaves out an invalid route and serves the rest of the same edit; the fixed route comes back', async () => {
+    // One valid change (a new route) and one invalid object in the same edit: the valid one applies, the invalid one is left out.
+    set.write('cluster-a', 'other.yaml', routeYaml('r2', 'other.example', [{ kind: 'InferencePool', name: 'pool-x' }]));
+    set.write('cluster-a', 'route.yaml', routeYaml('r', 'reload.example', [{ kind: 'InferencePool', name: 'pool-x', weight: -5 }]));
+    await eventually(async () => {
+      const other = await envoy.run({ authority: 'other.example', path: '/v1/completions', body: [completionBody()] });
+      expect(other.destination).toBe(X);
+    }, 2000);
+    const left = await envoy.run({ authority: 'reload.example', path: '/v1/completions', body: [completionBody()] });
+    expect(left.status).toBe(404);
+    expect(await metric('mcip_config_last_reload_successful', 'cluster="cluster-a"')).toBe(1);
+    expect(await metric('mcip_excluded_objects', 'cluster="cluster-a",reason="InvalidObject"')).toBe(1);
 
-    const r = await envoy.run({ authority: 'reload.example', path: '/v1/completions', body: [completionBody()] });
-    expect(r.outcome).toBe('forwarded');
-    expect(r.destination).toBe(Y);
-
-    // The rejection is visible to operators, naming the object and the field.
-    const debug = await request(`http://${router.adminAddress}/debug/routes`);
-    const body = JSON.stringify(await debug.body.json());
-    expect(body).toContain('HTTPRoute default/r');
-    expect(body).toContain('backendRefs[0].weight');
+    // Operators see what was left out, naming the object and the field.
+    const debug = (await (await request(`http://${router.adminAddress}/debug/routes`)).body.json()) as { excludedObjects: unknown[] };
+    expect(debug.excludedObjects).toMatchObject([
+      { cluster: 'cluster-a', kind: 'HTTPRoute', namespace: 'default', name: 'r', field: 'spec.rules[0].backendRefs[0].weight', reason: 'InvalidObject' },
+    ]);
 
     set.write('cluster-a', 'route.yaml', routeYaml('r', 'reload.example', [{ kind: 'InferencePool', name: 'pool-x' }]));
     await eventually(async () => {
       const again = await envoy.run({ authority: 'reload.example', path: '/v1/completions', body: [completionBody()] });
       expect(again.destination).toBe(X);
     }, 2000);
-    expect(await metric('mcip_config_last_reload_successful', 'cluster="cluster-a"')).toBe(1);
+    expect(await metric('mcip_excluded_objects', 'cluster="cluster-a",reason="InvalidObject"')).toBe(0);
+  });
+
+  it('keeps the last good version of a file that does not parse, and is healthy again once it is restored byte for byte', async () => {
+    const good = routeYaml('r', 'reload.example', [{ kind: 'InferencePool', name: 'pool-x' }]);
+    const sources = async () => (await (await request(`http://${router.adminAddress}/debug/sources`)).body.json()) as { rejected: Record<string, unknown> };
+    await eventually(async () => expect(await metric('mcip_config_last_reload_successful', 'cluster="cluster-a"')).toBe(1), 2000);
+    const versionBefore = router.store.snapshot()!.version;
+    const logged = lines.length;
+
+    set.write('cluster-a', 'route.yaml', `${good}  broken: [\n`);
+    await eventually(async () => expect(await metric('mcip_config_last_reload_successful', 'cluster="cluster-a"')).toBe(0), 2000);
+    expect(await metric('mcip_config_errors_total', 'cluster="cluster-a",reason="parse"')).toBe(1);
+    expect(Object.keys((await sources()).rejected)).toEqual(['cluster-a']);
+    const r = await envoy.run({ authority: 'reload.example', path: '/v1/completions', body: [completionBody()] });
+    expect(r.destination).toBe(X);
+
+    set.write('cluster-a', 'route.yaml', good);
+    await eventually(async () => expect(await metric('mcip_config_last_reload_successful', 'cluster="cluster-a"')).toBe(1), 2000);
+    expect((await sources()).rejected).toEqual({});
+    // Nothing changed, so nothing was rebuilt.
+    expect(router.store.snapshot()!.version).toBe(versionBefore);
+
+    // The rejection was logged once, and no line repeats a key (pino child bindings + fields).
+    const since = lines.slice(logged);
+    expect(since.filter((l) => l.includes('rejected'))).toHaveLength(1);
+    for (const l of lines) expect(l.match(/"cluster":/g)?.length ?? 0, l).toBeLessThanOrEqual(1);
+    expect(lines.some((l) => l.includes('"source":"manifests"') && l.includes('"cluster":"cluster-a"'))).toBe(true);
   });
 });

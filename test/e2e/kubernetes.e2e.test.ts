@@ -47,6 +47,9 @@ async function metric(name: string, labels: string): Promise<number | undefined>
   return m ? Number(m[1]) : undefined;
 }
 
+/** Every log line, raw (JSON.parse would hide a repeated key). */
+const logLines: string[] = [];
+
 beforeAll(async () => {
   epps = await startEpps({ a: A, b: B });
   local = new KubeApiServer();
@@ -92,7 +95,7 @@ beforeAll(async () => {
       log: { level: 'silent' },
     }),
   );
-  router = await startRouter(await loadConfig(configFile), { logger: createLogger('silent'), processMetrics: false });
+  router = await startRouter(await loadConfig(configFile), { logger: createLogger('info', { write: (l: string) => void logLines.push(l) }), processMetrics: false });
   envoy = createEnvoyStandin(router.extProcAddress);
 });
 
@@ -160,8 +163,24 @@ describe('Kubernetes mode end to end', () => {
     // Last known objects keep serving: both pools still get traffic.
     expect([...(await destinations(30))].sort()).toEqual([A, B]);
     expect((await fetch(`http://${router.adminAddress}/readyz`)).status).toBe(200);
+    // An outage is staleness, not a rejected change: once the source has reported the failure,
+    // the reload metrics and /debug/sources' `rejected` still show cluster-b healthy.
+    const debugSources = async () =>
+      (await (await fetch(`http://${router.adminAddress}/debug/sources`)).json()) as {
+        rejected: Record<string, unknown>;
+        kubernetes: Record<string, { state: string }[]>;
+      };
+    await eventually(async () => expect((await debugSources()).kubernetes['cluster-b']!.some((r) => r.state === 'failed')).toBe(true), 10_000);
+    expect(await metric('mcip_config_last_reload_successful', 'cluster="cluster-b"')).toBe(1);
+    expect(await metric('mcip_config_reloads_total', 'cluster="cluster-b",result="rejected"')).toBeUndefined();
+    expect(await metric('mcip_config_errors_total', 'cluster="cluster-b",reason="connect"')).toBeUndefined();
+    expect((await debugSources()).rejected).toEqual({});
     await remote.up();
     await eventually(async () => expect(await metric('mcip_cluster_stale', 'cluster="cluster-b"')).toBe(0), 5000);
+    // The source's lines name the cluster once (the logger is bound to it; a repeated key is invalid for many JSON readers).
+    const unreachable = logLines.filter((l) => l.includes('cluster unreachable'));
+    expect(unreachable.length).toBeGreaterThan(0);
+    for (const l of logLines) expect(l.match(/"cluster":/g)?.length ?? 0, l).toBeLessThanOrEqual(1);
   });
 
   it('a remote re-LIST that is never answered marks cluster-b stale within seconds (metric and /debug/sources), and recovers', async () => {

@@ -48,7 +48,8 @@ beforeAll(async () => {
       files: {
         'gateway.yaml': gatewayYaml(),
         'pools.yaml': [poolYaml('pool-x'), poolYaml('pool-y'), poolYaml('llm')].join('---\n'),
-        'imports.yaml': [importYaml('llm', ['cluster-b']), importYaml('multi', ['cluster-b', 'cluster-c'])].join('---\n'),
+        // 'multi' has no InferencePoolImport object: the router derives it from the exported pools of cluster-b and cluster-c.
+        'imports.yaml': importYaml('llm', ['cluster-b']),
         'routes.yaml': [
           routeYaml('split', 'split.example', [
             { kind: 'InferencePool', name: 'pool-x', weight: 70 },
@@ -144,6 +145,14 @@ describe('weighted splits through the router (200 requests each)', () => {
     expect(Object.keys(counts).sort()).toEqual([ENDPOINT.multiB, ENDPOINT.multiC].sort());
     expectShare(counts, ENDPOINT.multiB, 0.5, 200);
     expectShare(counts, ENDPOINT.multiC, 0.5, 200);
+  });
+
+  it('/debug/routes shows the given import as an object and the one nobody wrote as derived', async () => {
+    type Backend = { ref: { kind: string; name: string }; import?: { source: string; exportingClusters: string[] } };
+    const body = (await (await fetch(`http://${router.adminAddress}/debug/routes`)).json()) as { routes: { route: { name: string }; rules: { backends: Backend[] }[] }[] };
+    const imported = (route: string) => body.routes.find((r) => r.route.name === route)?.rules[0]?.backends.find((b) => b.ref.kind === 'InferencePoolImport')?.import;
+    expect(imported('mixed')).toEqual({ source: 'object', exportingClusters: ['cluster-b'] });
+    expect(imported('multi')).toEqual({ source: 'derived', exportingClusters: ['cluster-b', 'cluster-c'] });
   });
 
   it('/debug/signals shows the stock EPPs as offering no health signal (UNIMPLEMENTED), not as down', async () => {

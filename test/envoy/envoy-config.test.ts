@@ -26,6 +26,10 @@ import {
   type Tree,
 } from './config-fixtures.js';
 import { formatError, validateEnvoyFile } from './validate-envoy-config.js';
+import { DEFAULT_EPP_HEADERS, routerConfigSchema } from '../../src/config/schema.js';
+import { DESTINATION_KIND_HEADER } from '../../src/protocol/constants.js';
+
+const MINIMAL_ROUTER_CONFIG = { clusterName: 'a', gateways: [{ namespace: 'n', name: 'g' }], clusters: [{ name: 'a', manifests: { paths: ['x'] } }] };
 
 const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
 const DEST_HEADER = 'x-gateway-destination-endpoint';
@@ -92,12 +96,32 @@ describe('shipped Envoy configs', () => {
     const h2 = router.typed_extension_protocol_options[HTTP_OPTIONS_TYPE].explicit_http_config.http2_protocol_options;
     expect(h2.initial_stream_window_size).toBeGreaterThanOrEqual(16 * 1024 * 1024);
     expect(router.circuit_breakers.thresholds[0].max_requests).toBeGreaterThanOrEqual(10_000);
+    // The router sheds streams past extProc.maxStreams; Envoy's breaker stops them first.
+    expect(router.circuit_breakers.thresholds[0].max_requests).toBe(routerConfigSchema.parse(MINIMAL_ROUTER_CONFIG).extProc.maxStreams);
     // Envoy's own readiness follows the router's health.
     const hc = hcm(doc).http_filters[filterIndex(doc, HEALTH_CHECK_TYPE)].typed_config;
     expect(hc.cluster_min_healthy_percentages.mcip_router).toEqual({ value: 100 });
   });
 
-  it.each(envoyFiles())('%s rotates router connections before Node 20\'s HTTP/2 rapid-reset limit (1000 RST_STREAM per connection)', (file) => {
+  it.each(envoyFiles())('%s lets through exactly the header mutations the router allows an EPP by default, plus its own', (file) => {
+    const rules = extProc(loadConfig(file)).mutation_rules;
+    expect(rules.disallow_all).toBe(true);
+    const allowed = new RegExp(rules.allow_expression.regex);
+    const expected = [...DEFAULT_EPP_HEADERS, DESTINATION_KIND_HEADER];
+    for (const h of expected) expect(allowed.test(h), h).toBe(true);
+    for (const h of ['authorization', 'x-request-id', 'set-cookie', 'location', 'host', ':authority', `${DEST_HEADER}x`, `x${DEST_HEADER}`]) {
+      expect(allowed.test(h), h).toBe(false);
+    }
+    expect(rules.allow_expression.regex).toBe(`^(${expected.join('|')})$`);
+  });
+
+  it('a typo in mutation_rules fails validation', () => {
+    expect(errorsAfter((d) => rename(extProc(d).mutation_rules, 'disallow_all', 'disalow_all'))).toEqual([
+      expect.stringContaining('disalow_all'),
+    ]);
+  });
+
+  it.each(envoyFiles())('%s rotates router connections below Node\'s default HTTP/2 rapid-reset limit (1000 RST_STREAM per connection)', (file) => {
     // Envoy resets every ext_proc stream when it is done; past ~1000 resets on one connection
     // Node's HTTP/2 server sends GOAWAY and fails every stream on it (envoy/README.md).
     const max = routerMaxRequestsPerConnection(file);

@@ -67,7 +67,7 @@ describe("Envoy -> router: Envoy's RST_STREAM per stream and Node's rapid-reset 
     expect(run.started).toBe(3 * RESET_BURST);
     await sc.settled(10_000);
     expect(sc.server.activeStreams()).toBe(0);
-  }, 120_000);
+  }, 180_000);
 
   it("rotating connections like envoy.yaml's max_requests_per_connection: no failure over far more than the burst", async () => {
     const every = routerMaxRequestsPerConnection('envoy.yaml');

@@ -1,5 +1,8 @@
 // Fixtures for the EppRelay unit tests: candidates, a Picked, an outcome recorder and a
 // relay wired to the scripted fakes (FakeEnvoy, FakePool/FakeEppCall).
+import pino from 'pino';
+import { AnswerGuardReport, MemberAnswerRules } from '../../src/extproc/answer-rules.js';
+import { HeldBytes } from '../../src/extproc/held-bytes.js';
 import { EppRelay, type EppCandidate, type RelayContext } from '../../src/extproc/epp-relay.js';
 import { FailOpenEndpoints } from '../../src/extproc/fail-open.js';
 import type { Processor } from '../../src/extproc/processor.js';
@@ -61,6 +64,7 @@ export interface SetupOpts {
   failOpen?: FailOpenEndpoints;
   attemptTimeoutMs?: number;
   eppStallTimeoutMs?: number;
+  held?: HeldBytes;
 }
 
 export function setup(o: SetupOpts = {}) {
@@ -81,6 +85,9 @@ export function setup(o: SetupOpts = {}) {
     replayBufferBytes: o.replayBufferBytes ?? 1 << 20,
     maxAttempts: o.maxAttempts ?? 3,
     eppStallTimeoutMs: o.eppStallTimeoutMs ?? 0,
+    answerRules: new MemberAnswerRules(),
+    guardReport: new AnswerGuardReport(observer, pino({ level: 'silent' })),
+    held: o.held ?? new HeldBytes(1 << 30, 1 << 30),
   };
   const relay: Processor = new EppRelay(envoy, picked(o.primary ?? candidate(), o.fallbacks), { ...(o.protocol ?? FD), send_body_without_waiting_for_header_response: false }, ctx);
   return { envoy, pool, relay, observer, outcomes, call: new FakeEppCall() };

@@ -19,9 +19,13 @@ import pino from 'pino';
 import { EppClientPool } from '../../src/extproc/epp-client.js';
 import type { RouterConfig } from '../../src/config/schema.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../../src/extproc/fail-open.js';
+import { MemberAnswerRules } from '../../src/extproc/answer-rules.js';
+import type { ExtProcSettings } from '../../src/extproc/deps.js';
+import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import type { DataPathObserver, PickCountReason, StreamInfo } from '../../src/extproc/observer.js';
 import { SignalStore } from '../../src/signals/index.js';
 import type { FailureReason } from '../../src/signals/types.js';
+import type { GuardReason } from '../../src/protocol/answer-guard.js';
 import { createExtProcServer, type ExtProcServer } from '../../src/extproc/server.js';
 import type { RoutingSnapshot } from '../../src/snapshot/types.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
@@ -75,6 +79,10 @@ export class RecordingObserver implements DataPathObserver {
   eppStreamFinished(cluster: string): void {
     this.eppStreams.push(cluster);
   }
+  readonly guarded: { cluster: string; reason: GuardReason }[] = [];
+  eppAnswerGuarded(cluster: string, reason: GuardReason): void {
+    this.guarded.push({ cluster, reason });
+  }
   outcomes(): string[] {
     return this.finished.map((f) => f.outcome);
   }
@@ -122,6 +130,8 @@ export interface ScenarioOptions {
   /** Start without a routing snapshot (not ready). */
   noSnapshot?: boolean;
   standin?: StandinClientOptions;
+  /** Stream bounds (extProc.maxStreams, firstMessageTimeoutMs, maxHeldBytesPerStream, heldBytesBudget). */
+  bounds?: Partial<Pick<ExtProcSettings, 'maxStreams' | 'firstMessageTimeoutMs' | 'maxHeldBytesPerStream' | 'heldBytesBudget'>>;
 }
 
 export interface Scenario {
@@ -192,7 +202,8 @@ function withStockMetrics(epp: SimulatedEpp, opts: Partial<SimulatedEppOptions> 
   const tokenFile = join(dir, `token-${epp.metricsPort}`);
   if (token !== undefined) writeFileSync(tokenFile, token);
   const { epp: eppExtra = {}, ...rest } = extra as { epp?: { metrics?: object } };
-  const metrics = { port: epp.metricsPort, ...(token === undefined ? {} : { bearerTokenFile: tokenFile }), ...eppExtra.metrics };
+  // A stock EPP serves its token-protected /metrics over plain http: the operator opts in to sending the token.
+  const metrics = { port: epp.metricsPort, ...(token === undefined ? {} : { bearerTokenFile: tokenFile, allowTokenOverPlainHttp: true }), ...eppExtra.metrics };
   return { ...rest, epp: { ...eppExtra, metrics } };
 }
 
@@ -215,6 +226,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
   let snapshot: RoutingSnapshot | undefined = o.noSnapshot ? undefined : buildScenarioSnapshot(input);
   const observer = new RecordingObserver();
   const settings = {
+    ...DEFAULT_EXT_PROC,
     maxMessageBytes: o.maxMessageBytes ?? 16 * 1024 * 1024,
     destinationHeader: o.destinationHeader ?? 'primary',
     eppConnectTimeoutMs: o.eppConnectTimeoutMs ?? 2000,
@@ -225,6 +237,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     maxAttempts: o.maxAttempts ?? 3,
     failOpenCacheTtlMs: 300_000,
     transport: o.transport ?? scenarioTransport(),
+    ...o.bounds,
   } as const;
   const signals = o.signals ? new SignalStore({ config: cfg, evaluateIntervalMs: 50 }) : undefined;
   if (signals && snapshot) signals.update(snapshot);
@@ -243,6 +256,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     ...(signals ? { signals, outcomes: signals } : {}),
     picker: cfg.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(cfg) }),
+    answerRules: new MemberAnswerRules(cfg),
   });
   const address = await server.bind(o.listen ?? '127.0.0.1:0');
   server.setServing(true);

@@ -99,13 +99,14 @@ describe('ExtProcStream', () => {
     expect(observer.finished[0]).toMatchObject({ route: 'example/remote', pool: 'example/pool-b', cluster: 'cluster-b', outcome: 'parent' });
   });
 
-  it('first message not request_headers: pass-through', () => {
+  it('first message a request body (request headers skipped): pass-through', () => {
     const { call, observer } = setup();
-    call.emit('data', encodeRequest({ response_headers: { headers: { headers: [] } }, protocol_config: { request_body_mode: 4, response_body_mode: 4 } }));
-    call.emit('data', bodyMsg('response_body', 'x', true));
+    call.emit('data', encodeRequest({ request_body: { body: Buffer.from('x'), end_of_stream: true }, protocol_config: { request_body_mode: 4, response_body_mode: 4 } }));
+    call.emit('data', encodeRequest({ response_headers: { headers: { headers: [] } } }));
+    call.emit('data', bodyMsg('response_body', 'y', true));
     call.emit('end');
-    expect(call.kinds()).toEqual(['response_headers', 'response_body', 'end']);
-    expect(decodeResponse(call.out[1] as Buffer).response_body!.response!.body_mutation!.streamed_response!.body.toString()).toBe('x');
+    expect(call.kinds()).toEqual(['request_body', 'response_headers', 'response_body', 'end']);
+    expect(decodeResponse(call.out[2] as Buffer).response_body!.response!.body_mutation!.streamed_response!.body.toString()).toBe('y');
     expect(observer.outcomes()).toEqual(['passthrough']);
   });
 
@@ -113,7 +114,7 @@ describe('ExtProcStream', () => {
     const { call, observer } = setup();
     call.emit('data', Buffer.from([0x12, 0x05, 0x01]));
     expect(call.kinds()).toEqual([`grpc:${GrpcStatus.INVALID_ARGUMENT}`]);
-    expect(observer.outcomes()).toEqual(['internal_error']);
+    expect(observer.outcomes()).toEqual(['protocol_error']);
   });
 
   it('a message without a request member is a protocol error tagged with its phase', () => {

@@ -2,6 +2,8 @@
 // router to an ORIGINAL_DST cluster keyed on x-gateway-destination-endpoint
 // (docs/protocol.md §1 and §3). One gRPC channel serves many requests.
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import { checkServerIdentity } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { getHeader, parseDestination, removeHeader, toHeaderList, type HeaderList } from './headers.js';
 import {
@@ -76,8 +78,12 @@ export function buildRequestHeaders(req: StandinRequest, envoyAdded: boolean): H
 
 export function createEnvoyStandin(target: string, copts: StandinClientOptions = {}): EnvoyStandin {
   const max = copts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  // Envoy sends no SNI unless configured; grpc-js always sends one, and Node 26 refuses an IP:
+  // to an IP target without serverName, send "localhost" and verify the certificate for the IP.
+  const ipHost = targetIp(target);
+  const verifyIp = copts.tls && !copts.tls.serverName && ipHost !== undefined ? ipHost : undefined;
   const creds = copts.tls
-    ? grpc.credentials.createSsl(copts.tls.ca)
+    ? grpc.credentials.createSsl(copts.tls.ca, null, null, verifyIp === undefined ? {} : { checkServerIdentity: (_sni, cert) => checkServerIdentity(verifyIp, cert) })
     : grpc.credentials.createInsecure();
   const options: grpc.ChannelOptions = {
     'grpc.max_receive_message_length': max,
@@ -86,6 +92,7 @@ export function createEnvoyStandin(target: string, copts: StandinClientOptions =
     'grpc.initial_reconnect_backoff_ms': 50,
     'grpc.max_reconnect_backoff_ms': 500,
     ...(copts.tls?.serverName ? { 'grpc.ssl_target_name_override': copts.tls.serverName } : {}),
+    ...(verifyIp !== undefined ? { 'grpc.ssl_target_name_override': 'localhost' } : {}),
     ...copts.channelOptions,
   };
   const every = copts.maxRequestsPerConnection;
@@ -98,6 +105,12 @@ export function createEnvoyStandin(target: string, copts: StandinClientOptions =
   }
   if (!Number.isInteger(every) || every < 1) throw new Error(`maxRequestsPerConnection must be a positive integer, got ${every}`);
   return rotatingStandin(() => new ExternalProcessorClient(target, creds, { ...options, 'grpc.use_local_subchannel_pool': 1 }), every);
+}
+
+/** The IP of a "host:port" / "[v6]:port" target, or undefined for a name or a unix socket. */
+function targetIp(target: string): string | undefined {
+  const host = target.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  return isIP(host) === 0 ? undefined : host;
 }
 
 /** One HTTP/2 connection of a rotating stand-in: its channel, streams started on it, streams still open. */

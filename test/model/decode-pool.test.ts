@@ -71,8 +71,16 @@ status:
   it('accepts an explicit FailOpen and h2c', () => {
     const text = edit(edit(POOL, '    name: epp\n', '    name: epp\n    failureMode: FailOpen\n'), 'somethingNew: ignored', 'appProtocol: kubernetes.io/h2c');
     const pool = decodeOk(text, 'InferencePool');
-    expect(pool.spec.endpointPickerRef.failureMode).toBe('FailOpen');
+    expect(pool.spec.endpointPickerRef?.failureMode).toBe('FailOpen');
     expect(pool.spec.appProtocol).toBe('kubernetes.io/h2c');
+  });
+
+  it('accepts a pool without endpointPickerRef (optional since v1.6) and with appProtocol', () => {
+    const text = edit(edit(POOL, '  endpointPickerRef:\n    name: epp\n    port:\n      number: 9002\n', ''), 'somethingNew: ignored', 'appProtocol: http');
+    const pool = decodeOk(text, 'InferencePool');
+    expect(pool.spec.endpointPickerRef).toBeUndefined();
+    expect(pool.spec.appProtocol).toBe('http');
+    expect(pool.spec.targetPorts).toEqual([{ number: 8080 }]);
   });
 
   it('does not require a port for a non-Service picker', () => {
@@ -98,7 +106,6 @@ status:
     ['duplicate targetPort', edit(POOL, '- number: 8080', '- number: 8080\n    - number: 8080'), 'spec.targetPorts[1].number', /unique/],
     ['missing picker name', edit(POOL, '    name: epp\n', ''), 'spec.endpointPickerRef.name', /required/],
     ['missing picker port', edit(POOL, '    port:\n      number: 9002\n', ''), 'spec.endpointPickerRef.port', /required when kind is Service/],
-    ['missing picker', edit(POOL, '  endpointPickerRef:\n    name: epp\n    port:\n      number: 9002\n', ''), 'spec.endpointPickerRef', /required/],
     ['bad picker port', edit(POOL, 'number: 9002', 'number: 0'), 'spec.endpointPickerRef.port.number', /between 1 and 65535/],
     ['bad failureMode', edit(POOL, '    name: epp\n', '    name: epp\n    failureMode: failclose\n'), 'spec.endpointPickerRef.failureMode', /FailOpen, FailClose/],
     ['bad appProtocol', edit(POOL, 'somethingNew: ignored', 'appProtocol: grpc'), 'spec.appProtocol', /http, kubernetes.io\/h2c/],

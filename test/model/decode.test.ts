@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeObject } from '../../src/model/decode.js';
+import { decodeObject, objectIdentity } from '../../src/model/decode.js';
 import { decodeYaml } from './decode-helpers.js';
 
 describe('decodeObject', () => {
@@ -26,11 +26,21 @@ describe('decodeObject', () => {
     });
   });
 
+  it('names an object by kind and name only when both are strings (what can be left out alone)', () => {
+    expect(objectIdentity({ kind: 'InferencePool', metadata: { name: 'p', namespace: 'ns' } })).toEqual({ kind: 'InferencePool', namespace: 'ns', name: 'p' });
+    expect(objectIdentity({ kind: 'Service', metadata: { name: 'p' } })).toEqual({ kind: 'Service', namespace: 'default', name: 'p' });
+    for (const raw of ['text', [1], { metadata: { name: 'p' } }, { kind: 'Service' }, { kind: 'Service', metadata: { name: 3 } }, { kind: 'Service', metadata: { name: 'p', namespace: 7 } }]) {
+      expect(objectIdentity(raw)).toBeUndefined();
+    }
+    const missingName = decodeObject({ apiVersion: 'v1', kind: 'Service', metadata: {} });
+    expect(missingName.type === 'invalid' && missingName.errors.every((e) => e.ref === undefined)).toBe(true);
+  });
+
   it('works without an origin', () => {
     const r = decodeObject({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'x' }, spec: { ports: [{ port: 0 }] } });
     expect(r).toEqual({
       type: 'invalid',
-      errors: [{ object: 'Service default/x', path: 'spec.ports[0].port', message: 'must be between 1 and 65535, got 0' }],
+      errors: [{ object: 'Service default/x', ref: { kind: 'Service', namespace: 'default', name: 'x' }, path: 'spec.ports[0].port', message: 'must be between 1 and 65535, got 0' }],
     });
   });
 

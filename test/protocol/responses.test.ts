@@ -85,7 +85,7 @@ describe('continue and streamed builders', () => {
   ] as const)('%s: an empty response of the matching type', (phase, build, hex) => {
     const buf = build();
     expect(buf.toString('hex')).toBe(hex);
-    expect(peekResponse(buf)).toEqual({ case: phase, streamed: false, endOfStream: false });
+    expect(peekResponse(buf)).toEqual({ case: phase, streamed: false, endOfStream: false, guard: !phase.endsWith('_body') });
     expect(continueResponse(phase).equals(buf)).toBe(true);
   });
 
@@ -93,7 +93,7 @@ describe('continue and streamed builders', () => {
     const chunk = Buffer.alloc(4 * 1024 * 1024, 0x7a);
     for (const eos of [false, true]) {
       const buf = streamedBody('request_body', chunk, eos);
-      expect(peekResponse(buf)).toEqual({ case: 'request_body', streamed: true, endOfStream: eos });
+      expect(peekResponse(buf)).toEqual({ case: 'request_body', streamed: true, endOfStream: eos, guard: false });
       const sr = decodeResponse(buf).request_body!.response!.body_mutation!.streamed_response!;
       expect(sr.body.equals(chunk)).toBe(true);
       expect(sr.end_of_stream).toBe(eos);

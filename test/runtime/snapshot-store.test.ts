@@ -70,16 +70,60 @@ describe('SnapshotStore', () => {
     expect(store.snapshot()?.version).toBe(2);
   });
 
+  it('a state carrying a rejected change counts as rejected once; the same content restored ends it without a rebuild', async () => {
+    const obs = recorder();
+    const lines: Record<string, unknown>[] = [];
+    const store = new SnapshotStore(config(), createLogger('info', { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }), obs);
+    const good = state('cluster-a', objectsV1);
+    store.applyState(good);
+    store.release();
+    const rejected = { cluster: 'cluster-a', reason: 'parse' as const, message: 'YAML syntax error in a.yaml', errors: [] };
+    // The source re-delivers the same objects with the rejection, and again (e.g. another file changed meanwhile).
+    store.applyState({ ...good, rejected });
+    store.applyState({ ...good, rejected });
+    await tick();
+    expect(obs.rejected).toEqual(['cluster-a:parse']);
+    expect(lines.filter((l) => String(l.msg).includes('rejected'))).toHaveLength(1);
+    expect(store.sourceErrors().get('cluster-a')?.message).toBe('YAML syntax error in a.yaml');
+    // Restored byte for byte: the very same state again.
+    store.applyState(good);
+    await tick();
+    expect(store.sourceErrors().size).toBe(0);
+    expect(obs.applied).toEqual(['cluster-a', 'cluster-a']);
+    expect(obs.builds).toEqual([1]);
+  });
+
   it('logs a rejection as one; an unavailable API server (connect, auth, missing CRD) is no rejection', () => {
     const lines: { level: number; msg: string }[] = [];
     const capture = pino({ level: 'debug' }, { write: (l: string) => lines.push(JSON.parse(l) as { level: number; msg: string }) });
-    const store = new SnapshotStore(config(), capture, recorder());
+    const obs = recorder();
+    const store = new SnapshotStore(config(), capture, obs);
     for (const reason of ['connect', 'auth', 'missing-crd'] as const) store.reportError({ cluster: 'cluster-b', reason, message: 'down', errors: [] });
+    // Neither counted (reload metrics) nor recorded as an outstanding rejection (/debug/sources).
+    expect(obs.rejected).toEqual([]);
+    expect(store.sourceErrors().size).toBe(0);
     expect(lines.map((l) => [l.level, l.msg])).toEqual(
       Array.from({ length: 3 }, () => [20, 'cluster cluster-b unavailable, its last known state keeps serving: down']),
     );
     store.reportError({ cluster: 'cluster-a', reason: 'invalid', message: 'bad', errors: [] });
     expect(lines.at(-1)).toMatchObject({ level: 50, msg: 'change to cluster cluster-a rejected, last good state keeps serving: bad' });
+    expect(obs.rejected).toEqual(['cluster-a:invalid']);
+  });
+
+  it('an API outage and the reconnect (same objects, stale flipped) are no reload; new objects are', async () => {
+    const obs = recorder();
+    const store = new SnapshotStore(config(), logger, obs);
+    const live = state('cluster-b', objectsV1);
+    store.applyState(live);
+    store.release();
+    expect(obs.applied).toEqual(['cluster-b']);
+    store.applyState({ ...live, stale: true });
+    store.applyState(live);
+    await tick();
+    expect(obs.applied).toEqual(['cluster-b']);
+    expect(obs.builds).toEqual([1, 2]);
+    store.applyState(state('cluster-b', objectsV2, { revision: 'after-reconnect' }));
+    expect(obs.applied).toEqual(['cluster-b', 'cluster-b']);
   });
 
   it('a throwing listener does not stop the others or the swap', async () => {

@@ -1,8 +1,13 @@
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TlsConfig } from '../../src/config/schema.js';
+import { CredentialFiles } from '../../src/credentials/credential-files.js';
 import { HealthProber, type HealthProbeSettings } from '../../src/signals/health-prober.js';
 import type { ProbeOutcome, ProbeState } from '../../src/signals/probe-types.js';
 import { systemClock } from '../../src/signals/types.js';
+import { createTestCa } from '../helpers/pki.js';
+import { startRecordingEpp } from '../helpers/recording-epp.js';
 import { startSimulatedEpp, TLS_FIXTURES, type SimulatedEpp } from '../harness/simulated-epp.js';
 import { startBlackHole, type BlackHole } from './black-hole.js';
 
@@ -142,5 +147,37 @@ describe('HealthProber', () => {
       if (!ok) await new Promise((r) => setTimeout(r, 50));
     }
     expect(ok).toBe(true);
+  });
+});
+
+describe('HealthProber with watched credential files', () => {
+  it('a rotated CA file: the probe after the change verifies against the new CA', async () => {
+    const oldCa = createTestCa('old CA');
+    const newCa = createTestCa('new CA', oldCa.dir);
+    const files = new CredentialFiles({ pollIntervalMs: 0 }); // the test polls explicitly
+    const leaf = newCa.leaf('epp', ['DNS:epp.example']);
+    const server = await startRecordingEpp({ cert: leaf.cert, key: leaf.key });
+    try {
+      const caPath = join(oldCa.dir, 'rotating-ca.pem');
+      writeFileSync(caPath, oldCa.cert);
+      const tls: TlsConfig = { enabled: true, insecureSkipVerify: false, caFile: caPath, serverName: 'epp.example' };
+      const p = new HealthProber(
+        { address: server.address, service: EXT_PROC, tls, intervalMs: 30, timeoutMs: 1000, healthyThreshold: 1, unhealthyThreshold: 1 },
+        { clock: systemClock, files },
+      );
+      probers.push(p);
+      // The EPP's certificate is from the new CA: not verified yet.
+      expect(await p.probeOnce()).toMatchObject({ ok: false, reached: false });
+
+      writeFileSync(`${caPath}.new`, newCa.cert);
+      renameSync(`${caPath}.new`, caPath); // a Secret volume swaps in a new inode
+      await files.poll();
+      // Reached over verified TLS (the recording EPP has no Health service: UNIMPLEMENTED).
+      expect(await p.probeOnce()).toMatchObject({ reached: true, unsupported: 'UNIMPLEMENTED' });
+    } finally {
+      server.stop();
+      files.close();
+      oldCa.remove();
+    }
   });
 });

@@ -9,7 +9,8 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { DEFAULT_POOL_METRIC_NAMES } from '../../src/config/schema.js';
+import { clusterSchema, DEFAULT_POOL_METRIC_NAMES } from '../../src/config/schema.js';
+import { bearerTokenSpec } from '../../src/credentials/bearer-token.js';
 import { CredentialFiles } from '../../src/credentials/credential-files.js';
 import { MetricsScraper, type ScrapeSettings } from '../../src/signals/metrics-scraper.js';
 import { systemClock } from '../../src/signals/types.js';
@@ -135,7 +136,10 @@ describe('the scrape token', () => {
         'current-context': 'b',
       });
     const path = file('kubeconfig-b', kubeconfig('member-token-1'));
-    const s = scraper(srv.origin, { tls: { caFile: ca.certPath, insecureSkipVerify: false }, bearerToken: { kubeconfig: { kubeconfig: path, namespaces: [] } } });
+    // The token spec comes from the member's config as the router derives it: no bearerTokenFile, a kubeconfig.
+    const member = clusterSchema.parse({ name: 'b', kubernetes: { kubeconfig: path }, epp: { metrics: { scheme: 'https' } } });
+    const bearerToken = bearerTokenSpec(member.epp.metrics.bearerTokenFile, member.kubernetes);
+    const s = scraper(srv.origin, { tls: { caFile: ca.certPath, insecureSkipVerify: false }, ...(bearerToken ? { bearerToken } : {}) });
     expect((await s.scrapeOnce()).ok).toBe(true);
     expect(srv.seen.at(-1)?.authorization).toBe('Bearer member-token-1');
 

@@ -7,6 +7,7 @@ import { MetricsScraper, type ScrapeSettings } from '../../src/signals/metrics-s
 import { systemClock } from '../../src/signals/types.js';
 import { TLS_FIXTURES } from '../harness/simulated-epp.js';
 import { poolMetricsText, startFakeMetricsServer, type FakeMetricsServer } from '../harness/fake-metrics-server.js';
+import { startPingServer, withLoopDelay } from '../harness/loop-delay.js';
 
 const servers: FakeMetricsServer[] = [];
 const scrapers: MetricsScraper[] = [];
@@ -142,6 +143,25 @@ describe('MetricsScraper', () => {
     expect(await s.scrapeOnce()).toMatchObject({ ok: false, reason: 'too-large' });
     srv.setPayload(poolMetricsText('p', { readyPods: 1 }));
     expect((await s.scrapeOnce()).ok).toBe(true);
+  });
+
+  // Retried on a timing miss (a loaded CI machine); the quadratic parser took seconds, which no retry hides.
+  it('a hostile endpoint (a 60 KB malformed value) fails the scrape naming the target and line, and never stalls the event loop', { retry: 2 }, async () => {
+    const payload = poolMetricsText('p', { readyPods: 1 }) + `inference_pool_average_queue_size{name="p"} ${'1'.repeat(60_000)}x\n`;
+    const srv = await server({ payload });
+    const s = scraper(srv.origin);
+    const pinger = await startPingServer();
+    try {
+      const { result, maxDelayMs, maxPingMs, pings } = await withLoopDelay(() => s.scrapeOnce(), pinger);
+      expect(result).toMatchObject({ ok: false, reason: 'malformed' });
+      const lines = payload.split('\n').length - 1;
+      expect(!result.ok && result.message).toBe(`${srv.origin}/metrics line ${lines}: value longer than 64 characters`);
+      expect(pings).toBeGreaterThan(0);
+      expect(maxPingMs).toBeLessThan(100);
+      expect(maxDelayMs).toBeLessThan(100);
+    } finally {
+      await pinger.stop();
+    }
   });
 
   it('connection refused is a failed scrape', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parsePromText, parsePromValue } from '../../src/signals/prom-text.js';
+import { parsePromText, parsePromTextAsync, parsePromValue, PROM_LIMITS } from '../../src/signals/prom-text.js';
+import { withLoopDelay } from '../harness/loop-delay.js';
 
 function ok(text: string | Uint8Array) {
   const r = parsePromText(text);
@@ -147,10 +148,61 @@ describe('parsePromText: huge payloads', () => {
     expect(ms).toBeLessThan(5000);
   });
 
+  it('parsePromTextAsync gives the same answers, yielding to the event loop between slices', { retry: 2 }, async () => {
+    const keep = (n: string) => n === 'inference_pool_ready_pods';
+    const { result, maxDelayMs } = await withLoopDelay(() => parsePromTextAsync(bytes, { keep }));
+    expect(result).toEqual(parsePromText(bytes, { keep }));
+    expect(maxDelayMs).toBeLessThan(100); // one go: ~1 s on a loaded machine
+    const bad = await parsePromTextAsync(text + 'broken{ 1\n');
+    expect(bad).toMatchObject({ ok: false, line: lines.length + 1 });
+    expect(await parsePromTextAsync(bytes, { maxBytes: 1024 })).toMatchObject({ ok: false, line: 0 });
+  });
+
   it('rejects it under a byte cap, and a 10 MB payload with one bad line at the end', () => {
     expect(parsePromText(bytes, { maxBytes: 4 * 1024 * 1024 }).ok).toBe(false);
     const r = parsePromText(text + 'broken{ 1\n');
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.line).toBe(lines.length + 1);
+  });
+});
+
+describe('parsePromText: bounded tokens, linear time', () => {
+  it.each([
+    ['a value token', `m ${'1'.repeat(PROM_LIMITS.maxValueLength + 1)}\n`, 'value longer than'],
+    ['a timestamp token', `m 1 ${'1'.repeat(PROM_LIMITS.maxValueLength + 1)}\n`, 'timestamp longer than'],
+    ['a metric name', `${'m'.repeat(PROM_LIMITS.maxNameLength + 1)} 1\n`, 'metric name longer than'],
+    ['a label name', `m{${'l'.repeat(PROM_LIMITS.maxNameLength + 1)}="x"} 1\n`, 'label name longer than'],
+    ['a label value', `m{l="${'v'.repeat(PROM_LIMITS.maxLabelValueLength + 1)}"} 1\n`, 'label value longer than'],
+    ['a line', `# HELP m ${'h'.repeat(PROM_LIMITS.maxLineLength)}\n`, 'line longer than'],
+    ['the labels of a series', `m{${Array.from({ length: PROM_LIMITS.maxLabels + 1 }, (_v, i) => `l${i}="x"`).join(',')}} 1\n`, 'labels on metric "m"'],
+  ])('%s over its cap fails naming the cap', (_what, text, message) => {
+    const r = parsePromText(`ok 1\n${text}`);
+    expect(r).toMatchObject({ ok: false, line: 2 });
+    if (!r.ok) expect(r.message).toContain(message);
+  });
+
+  it('tokens at their caps still parse', () => {
+    const value = `1.${'0'.repeat(PROM_LIMITS.maxValueLength - 2)}`;
+    const r = ok(`${'m'.repeat(PROM_LIMITS.maxNameLength)}{l="${'v'.repeat(PROM_LIMITS.maxLabelValueLength)}"} ${value}\n`);
+    expect(r.samples[0]!.value).toBe(1);
+  });
+
+  it('counts every series against maxSeries, kept or not', () => {
+    const text = 'a 1\nb 2\nc 3\n';
+    expect(parsePromText(text, { keep: () => false, limits: { maxSeries: 3 } }).ok).toBe(true);
+    expect(parsePromText(text, { keep: () => false, limits: { maxSeries: 2 } })).toMatchObject({ ok: false, line: 3, message: 'more than 2 series' });
+  });
+
+  // V8's backtracking regex took ~4 s on a 60 KB value; every one of these must be linear.
+  it.each([
+    ['digits then junk', `m ${'1'.repeat(60_000)}x\n`],
+    ['digits, dot, digits then junk', `m ${'1'.repeat(30_000)}.${'1'.repeat(30_000)}x\n`],
+    ['exponent without digits', `m ${'1'.repeat(60_000)}e\n`],
+    ['one 4 MB line', `m{a="${'x'.repeat(4 * 1024 * 1024)}\n`],
+  ])('a hostile %s is rejected in linear time', (_what, text) => {
+    const t0 = performance.now();
+    const r = parsePromText(text, { limits: { maxLineLength: Infinity, maxValueLength: Infinity, maxLabelValueLength: Infinity } });
+    expect(r.ok).toBe(false);
+    expect(performance.now() - t0).toBeLessThan(1000); // quadratic: seconds; linear: ~1 ms
   });
 });

@@ -181,4 +181,48 @@ describe('backendRef expansion', () => {
     const { snapshot } = build(cfg3, { [LOCAL]: [servedGateway(), pool('a'), route('r', [rule([poolRef('a')])])] });
     expect(snapshot.candidates.size).toBe(0);
   });
+
+  it('manifest mode derives an import nobody wrote from the members\' exported pools (source: derived)', () => {
+    const { backends, diagnostics } = groups([...localPool('llm-pool'), route('r', [rule([importRef('llm-pool')])])], {
+      'cluster-b': localPool('llm-pool', { exported: true }),
+      'cluster-c': localPool('llm-pool', { exported: 'Nope' }),
+    });
+    expect(backends[0]!.import).toEqual({ source: 'derived', exportingClusters: ['cluster-b'] });
+    expect(ids(backends[0]!.candidates)).toEqual(['cluster-b/example/llm-pool']);
+    expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    // An import object without status (what kubectl apply leaves) is derived the same way.
+    const empty = groups([poolImport('llm-pool', []), route('r', [rule([importRef('llm-pool')])])], { 'cluster-b': localPool('llm-pool', { exported: true }) });
+    expect(empty.backends[0]!.import).toEqual({ source: 'derived', exportingClusters: ['cluster-b'] });
+  });
+
+  it('an import object that lists exporting clusters is honoured as written (source: object)', () => {
+    const { backends } = groups([poolImport('llm-pool', [['cluster-c']]), route('r', [rule([importRef('llm-pool')])])], {
+      'cluster-b': localPool('llm-pool', { exported: true }),
+      'cluster-c': localPool('llm-pool', { exported: true }),
+    });
+    expect(backends[0]!.import).toEqual({ source: 'object', exportingClusters: ['cluster-c'] });
+    expect(ids(backends[0]!.candidates)).toEqual(['cluster-c/example/llm-pool']);
+  });
+
+  it('derives nothing when no member exports the pool, or when the local member reads a Kubernetes API', () => {
+    const none = groups([route('r', [rule([importRef('llm-pool')])])], { 'cluster-b': localPool('llm-pool') });
+    expect(none.backends[0]!.excluded.map((x) => x.reason)).toEqual(['ImportNotFound']);
+    expect(none.backends[0]!.excluded[0]!.message).toMatch(/no member exports InferencePool example\/llm-pool/);
+    const kube = config({ clusters: [{ name: LOCAL, manifests: undefined, kubernetes: { inCluster: true } } as never, { name: 'cluster-b' }] });
+    const k = groups([route('r', [rule([importRef('llm-pool')])])], { 'cluster-b': localPool('llm-pool', { exported: true }) }, kube);
+    expect(k.backends[0]!.import).toBeUndefined();
+    expect(k.backends[0]!.excluded.map((x) => x.reason)).toEqual(['ImportNotFound']);
+  });
+
+  it('a pool without endpointPickerRef is left out (EndpointPickerRefMissing) while the route\'s other backendRef serves', () => {
+    const bare = pool('bare');
+    const { endpointPickerRef: _, ...spec } = bare.spec;
+    const { backends, snapshot } = groups([...localPool('ok'), { ...bare, spec }, route('r', [rule([poolRef('ok'), poolRef('bare')])])]);
+    expect(ids(backends[0]!.candidates)).toEqual(['cluster-a/example/ok']);
+    expect(backends[1]!.excluded.map((x) => x.reason)).toEqual(['EndpointPickerRefMissing']);
+    expect(snapshot.excludedObjects).toMatchObject([
+      { cluster: LOCAL, kind: 'InferencePool', namespace: 'example', name: 'bare', field: 'spec.endpointPickerRef', reason: 'EndpointPickerRefMissing' },
+    ]);
+  });
 });
+

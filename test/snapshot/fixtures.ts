@@ -181,7 +181,7 @@ export function route(name: string, rules: HTTPRouteRule[], o: RouteOpts = {}): 
   };
 }
 
-type ClusterInput = { name: string; addressOverrides?: { services?: object[]; gateways?: object[] }; epp?: object };
+type ClusterInput = { name: string; addressOverrides?: { services?: object[]; gateways?: object[] }; epp?: object; eppAnswers?: object };
 
 /** A parsed RouterConfig: local cluster-a, members cluster-a and cluster-b, serving example/inf-gw. */
 export function config(o: { mode?: 'Endpoint' | 'Parent'; clusters?: ClusterInput[]; gateways?: { namespace: string; name: string }[]; clusterName?: string } = {}): RouterConfig {

@@ -61,7 +61,8 @@ describe('path matching', () => {
     });
     expect(winner(snapshot, req('/ok'))).toBe('r#0');
     const d = diagnostics.find((x) => x.reason === 'InvalidMatch');
-    expect(d).toMatchObject({ severity: 'error', subject: 'cluster-a: HTTPRoute example/r', path: 'spec.rules[0].matches[0].path' });
+    expect(d).toMatchObject({ severity: 'error', subject: 'cluster-a: HTTPRoute example/r', path: 'spec.rules[0].matches[0].path.value' });
+    expect(d?.message).toMatch(/^invalid RE2 regular expression "\/\(\[": .*; this match never matches$/);
   });
 });
 

@@ -171,6 +171,19 @@ describe('parent resolution (Parent mode)', () => {
     }
   });
 
+  it("excludes a parent whose status address the member's destination rules deny (ParentAddressDenied); a member may allow it", () => {
+    // The Gateway status comes from the member cluster: it must not steer prompts to a metadata service or loopback.
+    for (const a of ['169.254.169.254', '::ffff:169.254.169.254', '127.0.0.1', 'fe80::1']) {
+      const { candidate, excluded } = withGw(gateway('gw-b', { addresses: [a] }));
+      expect(candidate).toBeUndefined();
+      expect(excluded[0]).toMatchObject({ reason: 'ParentAddressDenied', subject: 'cluster-b/example/llm-pool' });
+      expect(excluded[0]!.message).toContain('eppAnswers.destinations');
+    }
+    const allowLoopback = config({ mode: 'Parent', clusters: [{ name: LOCAL }, { name: 'cluster-b', eppAnswers: { destinations: { allow: ['127.0.0.0/8'], deny: [] } } }] });
+    const objects = [exportedPool({ epp: 'epp', parents: [parentRef('gw-b')] }), service('epp'), gateway('gw-b', { addresses: ['127.0.0.1'] })];
+    expect(remote(objects, allowLoopback).candidate!.parent!.address).toBe('127.0.0.1:80');
+  });
+
   it('uses a gateway address override (ip or ip:port) before status', () => {
     const cfg = parentCfg([{ namespace: 'example', name: 'gw-b', address: '198.51.100.1' }, { namespace: 'example', name: 'gw-c', address: '[2001:db8::1]:8443' }]);
     const gw = gateway('gw-b', { addresses: ['gw.example.com'], listeners: [listener('http', { port: 8000 })] });

@@ -90,33 +90,50 @@ describe('readClusterManifests / loadManifests', () => {
     expect(names((await loadManifests('c', [dir])).state)).toEqual(['Service default/s1']);
   });
 
-  it('rejects duplicates across files, naming both places', async () => {
+  it('leaves out a duplicate across files, naming both places', async () => {
     await writeFile(join(dir, 'a.yaml'), pool('p1'));
     await writeFile(join(dir, 'b.yaml'), docs(service('s'), pool('p1', { port: 9000 })));
     const { state, error } = await loadManifests('c', [dir]);
-    expect(state).toBeUndefined();
-    expect(error).toMatchObject({ cluster: 'c', reason: 'invalid' });
-    expect(error?.errors).toEqual([
+    expect(error).toBeUndefined();
+    expect(names(state)).toEqual(['InferencePool default/p1', 'Service default/s']);
+    expect(state?.errors).toEqual([
       {
         object: 'InferencePool default/p1',
+        ref: { kind: 'InferencePool', namespace: 'default', name: 'p1' },
+        reason: 'DuplicateObject',
         path: 'metadata.name',
-        message: `duplicate object: also defined at ${join(dir, 'a.yaml')}#0`,
+        message: `duplicate object: also defined at ${join(dir, 'a.yaml')}#0; this copy is left out`,
         origin: `${join(dir, 'b.yaml')}#1`,
       },
     ]);
   });
 
-  it('collects every invalid object with its origin', async () => {
+  it('leaves out every invalid object with its origin and keeps the rest', async () => {
     await writeFile(join(dir, 'a.yaml'), docs(pool('ok'), pool('bad', { port: 0 }), service('Bad')));
-    const { error } = await loadManifests('c', [dir]);
+    const { state, error } = await loadManifests('c', [dir]);
     const file = join(dir, 'a.yaml');
-    expect(error?.reason).toBe('invalid');
-    expect(error?.errors.map((e) => [e.origin, e.object, e.path])).toEqual([
-      [`${file}#1`, 'InferencePool default/bad', 'spec.targetPorts[0].number'],
-      [`${file}#2`, 'Service default/Bad', 'metadata.name'],
+    expect(error).toBeUndefined();
+    expect(names(state)).toEqual(['InferencePool default/ok']);
+    expect(state?.errors.map((e) => [e.origin, e.object, e.path, e.ref?.name])).toEqual([
+      [`${file}#1`, 'InferencePool default/bad', 'spec.targetPorts[0].number', 'bad'],
+      [`${file}#2`, 'Service default/Bad', 'metadata.name', 'Bad'],
     ]);
-    expect(error?.message.split('\n')[0]).toBe('2 manifest errors; change rejected');
-    expect(error?.message).toContain(`${file}#1: InferencePool default/bad: spec.targetPorts[0].number: must be between 1 and 65535, got 0`);
+  });
+
+  it('on a reload, uses the last good content of a file that no longer parses', async () => {
+    const file = join(dir, 'a.yaml');
+    await writeFile(file, pool('p1'));
+    const first = await readClusterManifests('c', [dir]);
+    if (first.type !== 'ok') throw new Error('first read failed');
+    await writeFile(file, 'kind: [\n');
+    const second = await readClusterManifests('c', [dir], first.files);
+    expect(second.type === 'ok' && names(second.state)).toEqual(['InferencePool default/p1']);
+    expect(second.type === 'ok' && second.state.revision).toBe(first.state.revision);
+    expect(second.type === 'ok' && second.rejected?.reason).toBe('parse');
+    // A new file that never parsed contributes nothing.
+    const fresh = await readClusterManifests('c', [dir], new Map());
+    expect(fresh.type === 'ok' && fresh.state.objects).toEqual([]);
+    expect(fresh.type === 'ok' && fresh.rejected?.message).toContain('YAML syntax error');
   });
 
   it('reports YAML syntax errors as parse errors naming file and line', async () => {

@@ -63,11 +63,21 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if .Values.envoy.bootstrap }}
 {{- .Values.envoy.bootstrap }}
 {{- else if eq .Values.mode "Parent" }}
-{{- .Files.Get "files/envoy-parent-tls.yaml" }}
+{{- include "mcip-router.bundledEnvoy" (dict "text" (.Files.Get "files/envoy-parent-tls.yaml") "extProc" .Values.extProc) }}
 {{- else if eq .Values.router.transport "unix" }}
-{{- .Files.Get "files/envoy-unix-socket.yaml" }}
+{{- include "mcip-router.bundledEnvoy" (dict "text" (.Files.Get "files/envoy-unix-socket.yaml") "extProc" .Values.extProc) }}
 {{- else }}
-{{- .Files.Get "files/envoy.yaml" }}
+{{- include "mcip-router.bundledEnvoy" (dict "text" (.Files.Get "files/envoy.yaml") "extProc" .Values.extProc) }}
+{{- end }}
+{{- end }}
+
+{{/* A bundled bootstrap ("text") whose router-cluster circuit breaker (max_requests, the files carry
+the router's default) follows extProc.maxStreams when the values set it. */}}
+{{- define "mcip-router.bundledEnvoy" -}}
+{{- if .extProc.maxStreams }}
+{{- replace "max_requests: 10000" (printf "max_requests: %d" (int .extProc.maxStreams)) .text }}
+{{- else }}
+{{- .text }}
 {{- end }}
 {{- end }}
 

@@ -124,17 +124,27 @@ export class BoundedKubeConfig extends KubeConfig {
   };
 }
 
+/**
+ * Longest watch event line accepted (etcd stores objects of at most 1.5 MiB by default). A
+ * member's API server that streams a longer line ends the watch with an error (the informer
+ * reconnects with backoff) instead of growing the heap without bound.
+ */
+export const MAX_WATCH_EVENT_CHARS = 16 * 1024 * 1024;
+
 /** Reads newline-delimited watch events; `onData` on every chunk (the idle watchdog). */
 async function pump(body: AsyncIterable<Uint8Array>, onEvent: WatchEventHandler, onData: () => void): Promise<void> {
   const decoder = new TextDecoder();
   let buffered = '';
   for await (const chunk of body) {
     onData();
+    // Search only the new text for line ends: rescanning a long partial line per chunk is quadratic.
+    let from = buffered.length;
     buffered += decoder.decode(chunk, { stream: true });
+    let start = 0;
     let newline: number;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
+    while ((newline = buffered.indexOf('\n', from)) >= 0) {
+      const line = buffered.slice(start, newline);
+      start = from = newline + 1;
       if (line.trim() === '') continue;
       let event: { type?: unknown; object?: unknown };
       try {
@@ -143,6 +153,10 @@ async function pump(body: AsyncIterable<Uint8Array>, onEvent: WatchEventHandler,
         continue; // a line that is not JSON carries no event
       }
       if (typeof event.type === 'string' && event.object && typeof event.object === 'object') onEvent(event.type, event.object as Record<string, unknown>);
+    }
+    buffered = buffered.slice(start);
+    if (buffered.length > MAX_WATCH_EVENT_CHARS) {
+      throw new Error(`watch event longer than ${MAX_WATCH_EVENT_CHARS} characters: the API server's stream was cut`);
     }
   }
 }

@@ -37,6 +37,7 @@ export interface KubernetesSourceOptions {
   readonly burst?: number;
   /** Server-side watch timeout (default 5 to 10 minutes, randomised). */
   readonly watchTimeoutSeconds?: number;
+  /** Already bound to the cluster (src/runtime/load-sources.ts): lines add no cluster key of their own. */
   readonly logger?: Logger;
   /** Injectable LIST (tests). */
   readonly list?: ListFn;
@@ -182,7 +183,7 @@ export class KubernetesSource implements ObjectSource {
 
   private statusChanged(spec: ResourceSpec, namespace: string | undefined, status: InformerStatus): void {
     const log = this.o.logger;
-    const ctx = { cluster: this.cluster, resource: resourceName(spec), ...(namespace !== undefined ? { namespace } : {}) };
+    const ctx = { resource: resourceName(spec), ...(namespace !== undefined ? { namespace } : {}) };
     if (status.state === 'failed') log?.warn({ ...ctx, reason: status.failure.reason }, `${status.failure.message}; retrying with backoff`);
     else if (status.state === 'synced' && this.startDone) log?.info(ctx, `${spec.kind} watch (re)established`);
     if (this.startDone) this.coalescer.trigger();
@@ -198,7 +199,7 @@ export class KubernetesSource implements ObjectSource {
     const stale = this.isStale();
     if (force || this.dirty || stale !== this.lastStale) {
       if (this.lastStale !== undefined && stale !== this.lastStale) {
-        this.o.logger?.[stale ? 'warn' : 'info']({ cluster: this.cluster, stale }, stale ? 'cluster unreachable: serving its last known objects (stale)' : 'cluster reachable again');
+        this.o.logger?.[stale ? 'warn' : 'info']({ stale }, stale ? 'cluster unreachable: serving its last known objects (stale)' : 'cluster reachable again');
       }
       this.dirty = false;
       this.lastStale = stale;

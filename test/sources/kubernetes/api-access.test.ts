@@ -11,7 +11,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLeaseClient } from '../../../src/controller/leader-election.js';
 import { createImportStatusClient } from '../../../src/controller/status-writer.js';
-import { RequestTimeoutError, type BoundedKubeConfig } from '../../../src/sources/kubernetes/api-access.js';
+import { MAX_WATCH_EVENT_CHARS, RequestTimeoutError, type BoundedKubeConfig } from '../../../src/sources/kubernetes/api-access.js';
 import { classifyError, httpStatusOf } from '../../../src/sources/kubernetes/api-errors.js';
 import { loadKubeConfig } from '../../../src/sources/kubernetes/kubeconfig.js';
 import { createLister } from '../../../src/sources/kubernetes/lister.js';
@@ -149,6 +149,58 @@ describe('established watches', () => {
       expect(end).toMatchObject({ err: null, established: true });
       expect(end.ms).toBeGreaterThanOrEqual(1000 + TIMEOUT_MS - 20);
       expect(end.ms).toBeLessThan(1000 + TIMEOUT_MS + WITHIN_MS);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('a hostile server streaming one endless line is cut past MAX_WATCH_EVENT_CHARS (an error, not held in memory)', async () => {
+    // 1 MiB chunks with no newline, up to 2x the cap, then silence: without the cap the router
+    // holds every byte and the idle watchdog ends the watch as routine.
+    let sent = 0;
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(1024 * 1024, 'x');
+      const more = (): void => {
+        while (sent < 2 * MAX_WATCH_EVENT_CHARS && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+      };
+      more();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const k = loadKubeConfig({ kubeconfig: await writeKubeconfig(env.dir, { server: url }, 'endless-line'), requestTimeoutMs: TIMEOUT_MS, watchIdleTimeoutMs: 1000 });
+      const end = await watchUntilDone(k);
+      expect(end.established).toBe(true);
+      expect(String(end.err)).toContain(`watch event longer than ${MAX_WATCH_EVENT_CHARS} characters`);
+      expect(end.events).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  }, 30_000);
+
+  it('events split across chunks and several per chunk are all read', async () => {
+    const ev = (rv: string): string => `${JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: rv } } })}\n`;
+    const text = ev('1') + ev('2') + ev('3');
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // a line cut in three, then two lines in one chunk
+      const cut = ev('1').length;
+      res.write(text.slice(0, 5));
+      setTimeout(() => res.write(text.slice(5, cut - 3)), 20);
+      setTimeout(() => res.end(text.slice(cut - 3)), 40);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const k = loadKubeConfig({ kubeconfig: await writeKubeconfig(env.dir, { server: url }, 'split'), requestTimeoutMs: TIMEOUT_MS, watchIdleTimeoutMs: 1000 });
+      const end = await watchUntilDone(k);
+      expect(end).toMatchObject({ err: null, established: true, events: ['BOOKMARK', 'BOOKMARK', 'BOOKMARK'] });
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

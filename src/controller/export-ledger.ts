@@ -1,0 +1,163 @@
+/**
+ * What the export controller did and why, per exported namespace/name and per
+ * member: the last outcome of each part (the import, the pool's status), the
+ * exporters, withdrawals in progress, and counters for the mcip_export_*
+ * metrics. Bounded by the objects the controller tracks.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ExportPlan, MemberView } from './export-plan.js';
+
+export interface StepRecord {
+  readonly action: string;
+  readonly outcome: string;
+  readonly why?: string;
+  readonly at: string;
+}
+
+interface PoolRecord {
+  exporters: readonly string[];
+  deleteAt?: string;
+  members: Record<string, { import?: StepRecord; pool?: StepRecord }>;
+}
+
+export interface MemberDebug {
+  readonly name: string;
+  readonly reachable: boolean;
+  readonly synced: boolean;
+  readonly missingNamespaces: readonly string[];
+}
+
+export interface ExportDebug {
+  readonly controllerName: string;
+  readonly leader: boolean;
+  readonly members: readonly (MemberDebug & { readonly error?: string })[];
+  readonly pools: Readonly<Record<string, PoolRecord>>;
+}
+
+/** Counter key: member, action, outcome. */
+type CountKey = string;
+
+export class ExportLedger {
+  private pools = new Map<string, PoolRecord>();
+  private readonly errors = new Map<string, string>();
+  private readonly counts = new Map<CountKey, number>();
+  private lagging = new Map<string, number>();
+
+  constructor(
+    readonly controllerName: string,
+    private readonly graceMs: number,
+  ) {}
+
+  observePlan(plan: ExportPlan, views: readonly MemberView[]): void {
+    const next = new Map<string, PoolRecord>();
+    const keys = new Set([...plan.exporters.keys(), ...plan.withdrawnSince.keys()]);
+    for (const key of [...keys].sort()) {
+      const since = plan.withdrawnSince.get(key);
+      next.set(key, {
+        exporters: plan.exporters.get(key) ?? [],
+        ...(since !== undefined && !plan.exporters.has(key) ? { deleteAt: new Date(since + this.graceMs).toISOString() } : {}),
+        members: this.pools.get(key)?.members ?? {},
+      });
+    }
+    // Annotated pools with an unsupported value are tracked too (their status says why).
+    for (const steps of plan.pools.values()) {
+      for (const s of steps) {
+        const key = `${s.namespace}/${s.name}`;
+        if (!next.has(key) && s.entry) next.set(key, { exporters: [], members: this.pools.get(key)?.members ?? {} });
+      }
+    }
+    this.pools = next;
+    const lagging = new Map<string, number>();
+    for (const v of views) {
+      const n = (plan.imports.get(v.name) ?? []).filter((s) => s.action.type === 'ensure' && !s.action.upToDate).length;
+      lagging.set(v.name, n);
+    }
+    this.lagging = lagging;
+  }
+
+  record(key: string, member: string, part: 'import' | 'pool', r: Omit<StepRecord, 'at'>): void {
+    const rec = this.pools.get(key) ?? { exporters: [], members: {} };
+    this.pools.set(key, rec);
+    const m = (rec.members[member] ??= {});
+    m[part] = { ...r, at: new Date().toISOString() };
+    if (r.outcome === 'unchanged' || r.outcome === 'pending') return;
+    const ck = `${member}\u0000${r.action}\u0000${r.outcome}`;
+    this.counts.set(ck, (this.counts.get(ck) ?? 0) + 1);
+  }
+
+  memberError(member: string, message: string | undefined): void {
+    if (message === undefined) this.errors.delete(member);
+    else this.errors.set(member, message);
+  }
+
+  /** Requests' outcomes since start, by member, action and outcome ("unchanged" is not counted). */
+  actionCounts(): { member: string; action: string; outcome: string; value: number }[] {
+    return [...this.counts].map(([k, value]) => {
+      const [member = '', action = '', outcome = ''] = k.split('\u0000');
+      return { member, action, outcome, value };
+    });
+  }
+
+  debug(leader: boolean, members: readonly MemberDebug[]): ExportDebug {
+    return {
+      controllerName: this.controllerName,
+      leader,
+      members: members.map((m) => ({ ...m, ...(this.errors.has(m.name) ? { error: this.errors.get(m.name) } : {}) })),
+      pools: Object.fromEntries(this.pools),
+    };
+  }
+
+  /** Registers the mcip_export_* metrics. */
+  register(registry: Registry, isLeader: () => boolean, reachable: () => ReadonlyMap<string, boolean>): void {
+    const ledger = this;
+    const reported = new Map<string, number>();
+    new Counter({
+      name: 'mcip_export_actions_total',
+      help: 'Export-controller writes by member, action (create, status, remove-entry, delete, pool-status, pool-status-remove) and outcome (written, removed, deleted, conflict, gone, full, namespace-missing, error).',
+      labelNames: ['member', 'action', 'outcome'] as const,
+      registers: [registry],
+      collect() {
+        for (const c of ledger.actionCounts()) {
+          const k = `${c.member}\u0000${c.action}\u0000${c.outcome}`;
+          const delta = c.value - (reported.get(k) ?? 0);
+          if (delta > 0) this.inc({ member: c.member, action: c.action, outcome: c.outcome }, delta);
+          reported.set(k, c.value);
+        }
+      },
+    });
+    new Gauge({
+      name: 'mcip_export_leader',
+      help: '1 on the replica that holds the export controller lease and writes.',
+      registers: [registry],
+      collect() {
+        this.set(isLeader() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'mcip_export_exported_pools',
+      help: 'InferencePool namespace/names exported by at least one member.',
+      registers: [registry],
+      collect() {
+        this.set([...ledger.pools.values()].filter((p) => p.exporters.length > 0).length);
+      },
+    });
+    new Gauge({
+      name: 'mcip_export_pending_imports',
+      help: 'Exported pools whose InferencePoolImport in this member is missing or lacks our current entry.',
+      labelNames: ['member'] as const,
+      registers: [registry],
+      collect() {
+        for (const [member, n] of ledger.lagging) this.set({ member }, n);
+      },
+    });
+    new Gauge({
+      name: 'mcip_export_member_reachable',
+      help: '1 when the member\'s API server answers the export controller\'s watches.',
+      labelNames: ['member'] as const,
+      registers: [registry],
+      collect() {
+        for (const [member, up] of reachable()) this.set({ member }, up ? 1 : 0);
+      },
+    });
+  }
+}

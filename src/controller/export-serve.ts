@@ -1,0 +1,52 @@
+/**
+ * `mcip-router --export-controller`: the export controller on its own (no
+ * ext_proc), with the admin server: /healthz, /readyz, /metrics (mcip_export_*)
+ * and /debug/exports (placed like the router's /debug/*: loopback or listen.debug).
+ */
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { debugPlacement, json, startAdminServer, type AdminServer } from '../admin/server.js';
+import type { RouterConfig } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import { startExportFromConfig } from './export-runtime.js';
+
+export interface ExportServer {
+  readonly adminAddress: string;
+  shutdown(): Promise<void>;
+}
+
+export async function serveExportController(config: RouterConfig, logger: Logger, processMetrics = true): Promise<ExportServer> {
+  const registry = new Registry();
+  if (processMetrics) collectDefaultMetrics({ register: registry });
+  const controller = await startExportFromConfig(config, { logger, registry });
+  let admin: AdminServer | undefined;
+  let debug: AdminServer | undefined;
+  try {
+    // /debug/* only where the router would serve it: loopback, listen.debug, or admin.exposeDebug.
+    const placement = debugPlacement(config.listen, config.admin.exposeDebug);
+    const deps = { registry, logger, ready: () => ({ ready: true }) };
+    const routes = { '/debug/exports': () => json(200, controller.debug()) };
+    admin = await startAdminServer(config.listen.admin, {
+      ...deps,
+      routes: placement.onAdmin ? routes : {},
+      ...(placement.reason === undefined ? {} : { debugElsewhere: placement.reason }),
+    });
+    if (placement.listen !== undefined) debug = await startAdminServer(placement.listen, { ...deps, routes });
+  } catch (err) {
+    await admin?.close();
+    await controller.stop();
+    throw err;
+  }
+  logger.info({ admin: admin.address, controller: config.exportController.name }, 'mcip-router export controller running');
+  const server = admin;
+  let stopping: Promise<void> | undefined;
+  return {
+    adminAddress: server.address,
+    shutdown: () =>
+      (stopping ??= (async () => {
+        await controller.stop();
+        await server.close();
+        await debug?.close();
+        logger.info('export controller stopped');
+      })()),
+  };
+}

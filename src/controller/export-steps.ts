@@ -1,0 +1,157 @@
+/**
+ * Carries out one member's part of an ExportPlan: import creates, our
+ * status.controllers[] entry, deletes after the withdrawal grace, and our
+ * status.parents[] entry on its exported pools. Steps the plan already sees
+ * done cost no request. Every outcome is recorded in the ledger.
+ */
+import type { Logger } from 'pino';
+import { classifyError, httpStatusOf } from '../sources/kubernetes/api-errors.js';
+import type { ExportLedger } from './export-ledger.js';
+import type { ExportPlan, MemberImportStep, MemberPoolStep } from './export-plan.js';
+import { CREATED_BY_ANNOTATION, keyOf } from './export-plan.js';
+import { MAX_CONTROLLERS } from './import-status.js';
+import { writeOwnEntry, type ExportClient, type RawEntry } from './export-writer.js';
+
+export interface MemberRun {
+  readonly member: string;
+  readonly plan: ExportPlan;
+  readonly client: ExportClient;
+  readonly controllerName: string;
+  readonly now: () => string;
+  /** Namespaces a create was refused in (namespace does not exist); updated here. */
+  readonly missingNamespaces: Set<string>;
+  readonly ledger: ExportLedger;
+  readonly logger: Logger;
+  /** Checked between steps: a replica that lost the lease stops writing. */
+  readonly stillLeading: () => boolean;
+}
+
+const CONFLICT_RETRIES = 5;
+/** InferencePool (v1) status.parents maxItems. */
+const MAX_POOL_PARENTS = 32;
+
+/** Returns true when a step failed (the caller retries later). */
+export async function runMemberSteps(r: MemberRun): Promise<boolean> {
+  let failed = false;
+  for (const step of r.plan.imports.get(r.member) ?? []) {
+    if (!r.stillLeading()) return failed;
+    const outcome = await guarded(r, keyOf(step.namespace, step.name), 'import', () => importStep(r, step));
+    // An API server that does not answer: the rest of this run would only wait on it too.
+    if (outcome === 'unreachable') return true;
+    failed = outcome === 'failed' || failed;
+  }
+  for (const step of r.plan.pools.get(r.member) ?? []) {
+    if (!r.stillLeading()) return failed;
+    const outcome = await guarded(r, keyOf(step.namespace, step.name), 'pool', () => poolStep(r, step));
+    if (outcome === 'unreachable') return true;
+    failed = outcome === 'failed' || failed;
+  }
+  return failed;
+}
+
+type StepResult = { action: string; outcome: string; why?: string };
+
+async function guarded(r: MemberRun, key: string, part: 'import' | 'pool', fn: () => Promise<StepResult | undefined>): Promise<'ok' | 'failed' | 'unreachable'> {
+  try {
+    const result = await fn();
+    if (result) r.ledger.record(key, r.member, part, result);
+    return 'ok';
+  } catch (err) {
+    const failure = classifyError(err);
+    const why = failure.message;
+    r.ledger.record(key, r.member, part, { action: part === 'import' ? 'import' : 'pool-status', outcome: 'error', why });
+    r.logger.warn({ member: r.member, object: key, part, why }, `export: ${part} ${key} in ${r.member} failed; retrying`);
+    return failure.reason === 'timeout' || failure.reason === 'connect' ? 'unreachable' : 'failed';
+  }
+}
+
+async function importStep(r: MemberRun, step: MemberImportStep): Promise<StepResult | undefined> {
+  const { namespace, name, action } = step;
+  const key = keyOf(namespace, name);
+  const ours = (e: RawEntry): boolean => e.name === r.controllerName;
+  const write = (desired: RawEntry | undefined) =>
+    writeOwnEntry({ client: r.client, kind: 'InferencePoolImport', namespace, name, field: 'controllers', isOurs: ours, desired, maxEntries: MAX_CONTROLLERS, now: r.now(), retries: CONFLICT_RETRIES });
+  switch (action.type) {
+    case 'ensure': {
+      if (action.upToDate) return { action: 'status', outcome: 'unchanged', why: 'import present with our entry' };
+      if (!action.exists) {
+        try {
+          await r.client.createImport(namespace, name, { [CREATED_BY_ANNOTATION]: r.controllerName });
+          r.missingNamespaces.delete(namespace);
+          r.logger.info({ member: r.member, import: key }, `created InferencePoolImport ${key} in ${r.member}`);
+        } catch (err) {
+          const status = httpStatusOf(err);
+          if (status === 404 && missingNamespace(err)) {
+            r.missingNamespaces.add(namespace);
+            return { action: 'create', outcome: 'namespace-missing', why: `namespace ${namespace} does not exist in ${r.member}; not created` };
+          }
+          if (status !== 409) throw err; // 409: it exists already (our cache is behind)
+        }
+      }
+      const w = await write(action.entry as unknown as RawEntry);
+      return { action: action.exists ? 'status' : 'create', outcome: w.outcome, why: `exporting clusters: ${action.entry.exportingClusters.map((c) => c.name).join(', ')}` };
+    }
+    case 'remove-entry': {
+      const w = await write(undefined);
+      return { action: 'remove-entry', outcome: w.outcome, why: 'no member exports it any more' };
+    }
+    case 'delete': {
+      const live = await r.client.get('InferencePoolImport', namespace, name);
+      if (!live) return { action: 'delete', outcome: 'gone' };
+      const controllers = Array.isArray(live.status?.controllers) ? (live.status.controllers as RawEntry[]) : [];
+      const held = controllers.filter((c) => !ours(c) && Array.isArray(c.exportingClusters) && c.exportingClusters.length > 0);
+      if (held.length > 0) return { action: 'delete', outcome: 'kept', why: `exported through ${held.map((c) => String(c.name)).join(', ')}` };
+      try {
+        await r.client.deleteImport(namespace, name, live.metadata?.resourceVersion);
+      } catch (err) {
+        const status = httpStatusOf(err);
+        if (status === 404) return { action: 'delete', outcome: 'gone' };
+        if (status === 409) return { action: 'delete', outcome: 'conflict', why: 'changed since read; re-checked on the next run' };
+        throw err;
+      }
+      r.logger.info({ member: r.member, import: key }, `deleted InferencePoolImport ${key} in ${r.member}: no exporter left after the grace`);
+      return { action: 'delete', outcome: 'deleted', why: 'no exporter left after the grace' };
+    }
+    case 'wait':
+      return { action: 'wait', outcome: 'pending', why: `no exporter left; deleted at ${new Date(action.deleteAt).toISOString()} unless one returns` };
+    case 'keep':
+      return { action: 'keep', outcome: 'unchanged', why: action.why };
+  }
+}
+
+async function poolStep(r: MemberRun, step: MemberPoolStep): Promise<StepResult | undefined> {
+  const { namespace, name, entry } = step;
+  const action = entry ? 'pool-status' : 'pool-status-remove';
+  const exported = entry?.conditions[0];
+  const why = exported ? `Exported ${exported.status} (${exported.reason}): ${exported.message}` : 'export annotation removed';
+  if (step.upToDate) return { action, outcome: 'unchanged', why };
+  const ours = (e: RawEntry): boolean => {
+    const ref = e.parentRef as Record<string, unknown> | undefined;
+    return e.controllerName === r.controllerName && ref?.kind === 'InferencePoolImport';
+  };
+  const w = await writeOwnEntry({
+    client: r.client,
+    kind: 'InferencePool',
+    namespace,
+    name,
+    field: 'parents',
+    isOurs: ours,
+    desired: entry as unknown as RawEntry | undefined,
+    maxEntries: MAX_POOL_PARENTS,
+    now: r.now(),
+    retries: CONFLICT_RETRIES,
+  });
+  return { action, outcome: w.outcome, why };
+}
+
+/** A create refused because the namespace does not exist (a missing CRD is a 404 too). */
+function missingNamespace(err: unknown): boolean {
+  const body = (err as { body?: unknown }).body;
+  let status: { message?: unknown; details?: { kind?: unknown } } | undefined;
+  try {
+    status = (typeof body === 'string' ? JSON.parse(body) : body) as typeof status;
+  } catch {
+    return false;
+  }
+  return status?.details?.kind === 'namespaces' || (typeof status?.message === 'string' && /^namespaces "[^"]*" not found/.test(status.message));
+}

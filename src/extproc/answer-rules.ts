@@ -1,0 +1,111 @@
+/**
+ * The per-member rules an EPP's answers are held to (protocol/answer-guard.ts
+ * applies them), built once from the config, and the report of what they
+ * refused or dropped: a metric per finding and a warning at most once per
+ * member and reason every {@link WARN_INTERVAL_MS} (with the count since).
+ */
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import type { Logger } from 'pino';
+import { eppAnswersSchema, type EppAnswersConfig, type RouterConfig } from '../config/schema.js';
+import type { AnswerRules, GuardFinding } from '../protocol/answer-guard.js';
+import type { DataPathObserver } from './observer.js';
+
+export const WARN_INTERVAL_MS = 10_000;
+
+function blockListOf(cidrs: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const c of cidrs) {
+    const slash = c.lastIndexOf('/');
+    const ip = c.slice(0, slash);
+    list.addSubnet(ip, Number(c.slice(slash + 1)), isIPv4(ip) ? 'ipv4' : 'ipv6');
+  }
+  return list;
+}
+
+/** "a.b.c.d:port" or "[v6]:port" -> the address and its family; undefined when it is not ip:port. */
+export function parseIpPort(endpoint: string): { ip: string; family: 'ipv4' | 'ipv6' } | undefined {
+  const m = /^(?:(\d{1,3}(?:\.\d{1,3}){3})|\[([0-9a-fA-F:.]+)\]):(\d{1,5})$/.exec(endpoint);
+  if (m === null) return undefined;
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) return undefined;
+  if (m[1] !== undefined) return isIPv4(m[1]) ? { ip: m[1], family: 'ipv4' } : undefined;
+  const v6 = m[2]!;
+  if (!isIPv6(v6)) return undefined;
+  // An IPv4-mapped address reaches the IPv4 host: judge it as one.
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(v6);
+  return mapped && isIPv4(mapped[1]!) ? { ip: mapped[1]!, family: 'ipv4' } : { ip: v6, family: 'ipv6' };
+}
+
+/** The rules of one member. */
+export function answerRules(config: EppAnswersConfig): AnswerRules {
+  const allow = blockListOf(config.destinations.allow);
+  const deny = blockListOf(config.destinations.deny);
+  return {
+    headers: new Set(config.headers),
+    destinationRefusal(endpoint) {
+      const a = parseIpPort(endpoint);
+      if (a === undefined) return { reason: 'destination_invalid', detail: `"${endpoint}" is not ip:port` };
+      if (!allow.check(a.ip, a.family)) return { reason: 'destination_denied', detail: `${endpoint} is outside destinations.allow` };
+      if (deny.check(a.ip, a.family)) return { reason: 'destination_denied', detail: `${endpoint} is inside destinations.deny` };
+      return undefined;
+    },
+  };
+}
+
+const rulesByConfig = new WeakMap<EppAnswersConfig, AnswerRules>();
+
+/**
+ * The rules of a member's config (the schema's defaults when it has none), built once
+ * per config object: the snapshot builder holds a member's parent Gateway addresses,
+ * which come from that member's objects, to the same destination rules as its EPPs.
+ */
+export function memberRules(config: EppAnswersConfig | undefined): AnswerRules {
+  const c = config ?? defaultAnswers();
+  let rules = rulesByConfig.get(c);
+  if (rules === undefined) rulesByConfig.set(c, (rules = answerRules(c)));
+  return rules;
+}
+
+let defaults: EppAnswersConfig | undefined;
+const defaultAnswers = (): EppAnswersConfig => (defaults ??= eppAnswersSchema.parse({}));
+
+/** Rules by member name; members the map lacks get the schema's defaults. */
+export class MemberAnswerRules {
+  private readonly byCluster = new Map<string, AnswerRules>();
+
+  constructor(config?: Pick<RouterConfig, 'clusters'>) {
+    for (const c of config?.clusters ?? []) this.byCluster.set(c.name, memberRules(c.eppAnswers));
+  }
+
+  of(cluster: string): AnswerRules {
+    return this.byCluster.get(cluster) ?? memberRules(undefined);
+  }
+}
+
+/** Counts every finding and warns, rate-limited per member and reason. */
+export class AnswerGuardReport {
+  /** "cluster reason" -> when it was last logged and how many findings since. */
+  private readonly last = new Map<string, { at: number; suppressed: number }>();
+
+  constructor(
+    private readonly observer: DataPathObserver,
+    private readonly logger: Pick<Logger, 'warn'>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  report(cluster: string, pool: string, finding: GuardFinding, refused: boolean): void {
+    this.observer.eppAnswerGuarded(cluster, finding.reason);
+    const key = `${cluster} ${finding.reason}`;
+    const now = this.now();
+    const seen = this.last.get(key);
+    if (seen !== undefined && now - seen.at < WARN_INTERVAL_MS) {
+      seen.suppressed++;
+      return;
+    }
+    this.last.set(key, { at: now, suppressed: 0 });
+    this.logger.warn(
+      { cluster, pool, reason: finding.reason, detail: finding.detail, suppressedSinceLastWarning: seen?.suppressed ?? 0 },
+      refused ? 'refused an EPP answer (failed over like any EPP failure)' : 'dropped part of an EPP answer',
+    );
+  }
+}

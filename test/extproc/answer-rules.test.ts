@@ -1,0 +1,67 @@
+// A member's answer rules from its config, and the rate-limited report of findings.
+import { describe, expect, it } from 'vitest';
+import { eppAnswersSchema } from '../../src/config/schema.js';
+import { AnswerGuardReport, answerRules, MemberAnswerRules, parseIpPort, WARN_INTERVAL_MS } from '../../src/extproc/answer-rules.js';
+import { RecordingObserver } from './scenario.js';
+
+const defaults = answerRules(eppAnswersSchema.parse({}));
+const reason = (endpoint: string) => defaults.destinationRefusal(endpoint)?.reason;
+
+describe('answerRules', () => {
+  it.each(['10.1.0.1:8000', '[fd00::1]:8000', '203.0.113.9:443', '[2001:db8::1]:1'])('allows %s by default', (e) => {
+    expect(reason(e)).toBeUndefined();
+  });
+
+  it.each([
+    '169.254.169.254:80', '127.0.0.1:8000', '127.9.9.9:1', '[::1]:80', '[fe80::1]:80', '[fd00:ec2::254]:80', '0.0.0.0:80',
+    '[::]:80', '224.0.0.1:5353', '[ff02::1]:1', '255.255.255.255:1',
+    '[::ffff:169.254.169.254]:80', '[::ffff:7f00:1]:80', // IPv4-mapped: judged as the IPv4 address
+  ])('denies %s by default', (e) => {
+    expect(reason(e)).toBe('destination_denied');
+  });
+
+  it.each(['metadata.google.internal:80', '169.254.169.254', '10.0.0.1:0', '10.0.0.1:65536', '0251.0376.0251.0376:80', '[fd00::1]', 'fd00::1:80', ' 10.0.0.1:80', '10.0.0.1:80/x'])(
+    'refuses %s as not ip:port',
+    (e) => {
+      expect(reason(e)).toBe('destination_invalid');
+    },
+  );
+
+  it('allow narrows, deny wins inside allow', () => {
+    const r = answerRules(eppAnswersSchema.parse({ destinations: { allow: ['10.20.0.0/16'], deny: ['10.20.9.0/24'] } }));
+    expect(r.destinationRefusal('10.20.1.1:80')).toBeUndefined();
+    expect(r.destinationRefusal('10.21.1.1:80')?.detail).toBe('10.21.1.1:80 is outside destinations.allow');
+    expect(r.destinationRefusal('10.20.9.9:80')?.detail).toBe('10.20.9.9:80 is inside destinations.deny');
+  });
+
+  it('parseIpPort normalises IPv4-mapped IPv6', () => {
+    expect(parseIpPort('[::ffff:10.0.0.1]:80')).toEqual({ ip: '10.0.0.1', family: 'ipv4' });
+    expect(parseIpPort('[fd00::1]:80')).toEqual({ ip: 'fd00::1', family: 'ipv6' });
+  });
+
+  it('members without their own config get the defaults', () => {
+    const m = new MemberAnswerRules({ clusters: [{ name: 'a', eppAnswers: eppAnswersSchema.parse({ destinations: { allow: ['127.0.0.0/8'], deny: [] } }) }] as never });
+    expect(m.of('a').destinationRefusal('127.0.0.1:1')).toBeUndefined();
+    expect(m.of('b').destinationRefusal('127.0.0.1:1')?.reason).toBe('destination_denied');
+  });
+});
+
+describe('AnswerGuardReport', () => {
+  it('counts every finding and warns at most once per member and reason per interval', () => {
+    const observer = new RecordingObserver();
+    const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
+    let now = 0;
+    const report = new AnswerGuardReport(observer, { warn: (obj: Record<string, unknown>, msg: string) => warnings.push({ obj, msg }) } as never, () => now);
+    const denied = { reason: 'destination_denied' as const, detail: 'x' };
+    for (let i = 0; i < 5; i++) report.report('b', 'b/ns/p', denied, true);
+    report.report('c', 'c/ns/p', denied, true);
+    report.report('b', 'b/ns/p', { reason: 'header_not_allowed', detail: 'set header "authorization"' }, false);
+    expect(observer.guarded).toHaveLength(7);
+    expect(warnings.map((w) => [w.obj.cluster, w.obj.reason])).toEqual([['b', 'destination_denied'], ['c', 'destination_denied'], ['b', 'header_not_allowed']]);
+    now += WARN_INTERVAL_MS;
+    report.report('b', 'b/ns/p', denied, true);
+    expect(warnings).toHaveLength(4);
+    expect(warnings[3]!.obj.suppressedSinceLastWarning).toBe(4);
+    expect(warnings[3]!.msg).toMatch(/refused an EPP answer/);
+  });
+});
