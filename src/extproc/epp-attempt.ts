@@ -1,41 +1,24 @@
 /**
- * One attempt at relaying a stream to one candidate's EPP: opens the call
- * (Envoy's messages wait, and Envoy is paused, until it is open), writes the
- * replayed messages and then Envoy's messages as they come, hands every EPP
- * message to its owner, and reports how the attempt ended: OK, or a failure
- * classified for the outlier detector ('connect', 'stream', 'timeout').
- *
- * The per-attempt timer runs from arm() until the EPP's first message. The
- * owner arms it at the start in modes where the EPP answers the request headers
- * at once, and only once the request body is complete in FULL_DUPLEX_STREAMED,
- * where EPPs legitimately hold their answer until they have read the body. An
- * EPP that stops reading before it answers (hung, or a partition after connect)
- * keeps the body from completing (Envoy is paused): so, until its first
- * message, the same timeout also applies to every wait for the call to drain.
- *
- * Backpressure: Envoy is paused while the EPP call cannot take more
- * (write() false) and resumed on 'drain'; the owner pauses the EPP side with
- * pauseEpp() while Envoy's side is backed up. Whatever this attempt paused it
- * resumes when it ends, so the next attempt or the router's own answers start
- * from a flowing stream.
- *
- * Ending it: dispose() cancels the call (RST_STREAM to the EPP). release() is
- * for a finished exchange that both sides half-closed (Envoy resets every
- * stream right after its half-close, see EppRelay.dispose()): the EPP is
- * ending the call itself, so it is left to, and cancelled only if it has not
- * ended within the grace period. Cancelling it would cost CPU and send the EPP
- * an RST_STREAM per request, which trips Node's HTTP/2 rapid-reset limit
- * (1,000 per connection, then GOAWAY) on any Node-based EPP.
+ * One attempt at relaying a stream to one candidate's EPP: opens the call,
+ * writes the replayed messages and then Envoy's as they come, hands every EPP
+ * message to its owner, and reports how the attempt ended (OK, or a failure
+ * classified for the outlier detector: 'connect', 'stream', 'timeout').
  */
-import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { status as GrpcStatus, type Metadata, type ServiceError } from '@grpc/grpc-js';
 import type { FailureReason } from '../signals/types.js';
 import type { Candidate } from '../snapshot/types.js';
 import { forwardedMetadata, type EppCall, type EppClientPool } from './epp-client.js';
 import { ErrorCode, RouterError } from './errors.js';
 import type { DataPathObserver } from './observer.js';
-import type { EnvoySide } from './processor.js';
 
 export type EppCandidate = Extract<Candidate, { via: 'epp' }>;
+
+/** What an attempt needs of Envoy's side: its request metadata, and holding back its messages. */
+export interface EnvoyInput {
+  readonly metadata: Metadata;
+  pause(): void;
+  resume(): void;
+}
 
 export interface AttemptOwner {
   onEppMessage(attempt: EppAttempt, msg: Buffer): void;
@@ -47,7 +30,7 @@ export interface AttemptOwner {
 export interface AttemptSettings {
   readonly pool: EppClientPool;
   readonly observer: DataPathObserver;
-  /** 0 = no per-attempt timeout. */
+  /** The answer deadline and the read deadline (see EppAttempt.arm() and write()); 0 = none. */
   readonly attemptTimeoutMs: number;
   /** release(): how long a half-closed call is left to end on its own before it is cancelled (default 5000). */
   readonly releaseGraceMs?: number;
@@ -55,104 +38,141 @@ export interface AttemptSettings {
 
 export const DEFAULT_RELEASE_GRACE_MS = 5000;
 
+type Timer = NodeJS.Timeout;
+
+/** The EPP call cannot take more (write() returned false): Envoy is held until it drains. */
+interface Backlog {
+  /** Before the answer only: fails the attempt if the EPP reads nothing more for attemptTimeoutMs. */
+  readonly readDeadline: Timer | undefined;
+}
+
+/** Waiting for the EPP's channel; Envoy's messages queue in `pending`. */
+interface Connecting {
+  readonly kind: 'connecting';
+  readonly pending: Buffer[];
+  answerDeadline: Timer | undefined;
+}
+/** The call is open and the EPP has not answered yet. */
+interface Open {
+  readonly kind: 'open';
+  readonly call: EppCall;
+  answerDeadline: Timer | undefined;
+  backlog: Backlog | undefined;
+}
+/** The EPP sent its first message: no deadline of this attempt applies any more. */
+interface Answered {
+  readonly kind: 'answered';
+  readonly call: EppCall;
+  backedUp: boolean;
+}
+/** Over without a report; the half-closed call is left for the EPP to end, and cancelled when `grace` fires. */
+interface Released {
+  readonly kind: 'released';
+  readonly call: EppCall;
+  readonly grace: Timer;
+}
+
+/** Envoy is paused by this attempt exactly while it is Connecting, or Open/Answered and backed up. */
+type Phase = Connecting | Open | Answered | Released | { readonly kind: 'ended' };
+
+const ENDED: Phase = { kind: 'ended' };
+
 export class EppAttempt {
-  private call: EppCall | undefined;
-  /** Messages waiting for the call to open. */
-  private pending: Buffer[] | undefined;
+  private phase: Phase;
+  /** Envoy half-closed: the call is half-closed too once open. */
   private inputEnded = false;
-  private done = false;
-  private envoyPaused = false;
-  private waitingDrain = false;
-  private timer: NodeJS.Timeout | undefined;
-  /** Runs while the call does not drain, until the EPP's first message. */
-  private stallTimer: NodeJS.Timeout | undefined;
-  /** After release(): cancels the call if the EPP has not ended it by then. */
-  private graceTimer: NodeJS.Timeout | undefined;
-  private armed = false;
-  private answered = false;
   private readonly startedAt = performance.now();
 
   constructor(
-    private readonly envoy: EnvoySide,
+    private readonly envoy: EnvoyInput,
     readonly candidate: EppCandidate,
     private readonly settings: AttemptSettings,
     private readonly owner: AttemptOwner,
     replay: readonly Buffer[],
   ) {
-    this.pending = replay.slice();
-    this.pauseEnvoy();
+    this.phase = { kind: 'connecting', pending: replay.slice(), answerDeadline: undefined };
+    envoy.pause();
     settings.pool.ready(candidate.epp).then(
-      () => this.opened(),
+      () => this.open(),
       (err: unknown) => this.failed('connect', err),
     );
   }
 
   /** Sends one of Envoy's messages (after the replayed ones). */
   forward(msg: Buffer): void {
-    if (this.done) return;
-    if (this.pending) this.pending.push(msg);
-    else this.write(msg);
+    const p = this.phase;
+    if (p.kind === 'connecting') p.pending.push(msg);
+    else if (p.kind === 'open' || p.kind === 'answered') this.write(p, msg);
   }
 
   /** Envoy half-closed: so does the EPP call, once open. */
   endInput(): void {
     this.inputEnded = true;
-    if (this.call && !this.done) this.call.end();
+    const p = this.phase;
+    if (p.kind === 'open' || p.kind === 'answered') p.call.end();
   }
 
-  /** Starts the per-attempt timer (idempotent; a no-op once the EPP answered). */
+  /**
+   * Starts the answer deadline: the EPP's first message must come within
+   * attemptTimeoutMs. The owner arms it at once where EPPs answer the request
+   * headers at once, and when the request body is complete in
+   * FULL_DUPLEX_STREAMED (EPPs hold their answer until they read the body).
+   * Idempotent; a no-op once the EPP answered.
+   */
   arm(): void {
-    if (this.armed || this.done || this.answered || this.settings.attemptTimeoutMs <= 0) return;
-    this.armed = true;
+    const p = this.phase;
     const ms = this.settings.attemptTimeoutMs;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.failed('timeout', new RouterError(ErrorCode.EppUnavailable, `no answer within attemptTimeoutMs (${ms} ms)`));
+    if ((p.kind !== 'connecting' && p.kind !== 'open') || p.answerDeadline !== undefined || ms <= 0) return;
+    p.answerDeadline = setTimeout(() => {
+      this.failed('timeout', new RouterError(ErrorCode.EppUnavailable, `the EPP sent no answer within attemptTimeoutMs (${ms} ms)`));
     }, ms);
   }
 
   /** Envoy's side is backed up: stop reading the EPP. */
   pauseEpp(): void {
-    if (!this.done) this.call?.pause();
+    const p = this.phase;
+    if (p.kind === 'open' || p.kind === 'answered') p.call.pause();
   }
 
   resumeEpp(): void {
-    if (!this.done) this.call?.resume();
+    const p = this.phase;
+    if (p.kind === 'open' || p.kind === 'answered') p.call.resume();
   }
 
   /** Ends the attempt without a report (the stream closed, or the owner gave up on it): cancels the call. */
   dispose(): void {
-    if (this.done) return;
-    this.finish();
-    this.call?.cancel();
+    const call = this.end();
+    call?.cancel();
   }
 
   /**
-   * Ends the attempt without a report, like dispose(), but when the call is open
-   * and already half-closed (endInput()) it is not cancelled: it is read to its
-   * end (nothing more reaches the owner), so the EPP ends it with its status and
-   * no RST_STREAM is sent. Cancelled after `releaseGraceMs` if the EPP has not
-   * ended it by then. A call not half-closed (or not open) is cancelled at once.
+   * Ends the attempt without a report, like dispose(), except for a call that is
+   * open and half-closed (endInput()): Envoy resets every stream right after its
+   * half-close, finished or not, and the EPP is ending this call itself. It is
+   * read to its end (nothing more reaches the owner) and cancelled only if the
+   * EPP has not ended it within `releaseGraceMs`: an RST_STREAM per request would
+   * cost CPU and trip the HTTP/2 rapid-reset limit of Node-based EPPs (1,000 per
+   * connection, then GOAWAY).
    */
   release(): void {
-    if (this.done) return;
-    const call = this.call;
-    if (call === undefined || !this.inputEnded) {
+    const p = this.phase;
+    if ((p.kind !== 'open' && p.kind !== 'answered') || !this.inputEnded) {
       this.dispose();
       return;
     }
-    this.finish();
+    const call = this.end()!;
     call.resume(); // read to the end even if the owner had paused it
-    const ms = this.settings.releaseGraceMs ?? DEFAULT_RELEASE_GRACE_MS;
-    this.graceTimer = setTimeout(() => {
-      this.graceTimer = undefined;
+    const grace = setTimeout(() => {
+      this.phase = ENDED;
       call.cancel();
-    }, ms);
-    this.graceTimer.unref();
+    }, this.settings.releaseGraceMs ?? DEFAULT_RELEASE_GRACE_MS);
+    grace.unref();
+    this.phase = { kind: 'released', call, grace };
   }
 
-  private opened(): void {
-    if (this.done) return;
+  private open(): void {
+    const p = this.phase;
+    if (p.kind !== 'connecting') return;
     let call: EppCall;
     try {
       call = this.settings.pool.call(this.candidate.epp, forwardedMetadata(this.envoy.metadata));
@@ -160,105 +180,123 @@ export class EppAttempt {
       this.failed('connect', err);
       return;
     }
-    this.call = call;
     // Listeners go on in the same tick: grpc-js may fail the call on the next one.
     call.on('data', this.onData);
     call.on('end', this.onEnd);
     call.on('error', this.onError);
-    const pending = this.pending ?? [];
-    this.pending = undefined;
-    for (const msg of pending) this.write(msg);
+    const open: Open = { kind: 'open', call, answerDeadline: p.answerDeadline, backlog: undefined };
+    this.phase = open;
+    for (const msg of p.pending) this.write(open, msg);
     if (this.inputEnded) call.end();
-    if (!this.waitingDrain) this.resumeEnvoy();
+    if (open.backlog === undefined) this.envoy.resume();
   }
 
-  private write(msg: Buffer): void {
-    if (this.call!.write(msg) || this.waitingDrain) return;
-    // The EPP is not keeping up: stop reading Envoy until the call drains.
-    this.waitingDrain = true;
-    this.pauseEnvoy();
-    this.call!.once('drain', this.onDrain);
+  /**
+   * Writes to the call, else holds Envoy until it drains. Before the EPP's
+   * answer a read deadline runs while it does not: an EPP that stops reading
+   * (hung, or partitioned after connect) keeps the request body from completing,
+   * so the answer deadline may never be armed. Each drain restarts the clock.
+   * After the answer the stream is committed: the relay's silence watch applies.
+   */
+  private write(p: Open | Answered, msg: Buffer): void {
+    if (p.call.write(msg)) return;
+    if (p.kind === 'answered') {
+      if (p.backedUp) return;
+      p.backedUp = true;
+    } else {
+      if (p.backlog !== undefined) return;
+      p.backlog = { readDeadline: this.startReadDeadline() };
+    }
+    this.envoy.pause();
+    p.call.once('drain', this.onDrain);
+  }
+
+  private startReadDeadline(): Timer | undefined {
     const ms = this.settings.attemptTimeoutMs;
-    if (this.answered || ms <= 0) return;
-    this.stallTimer = setTimeout(() => {
-      this.stallTimer = undefined;
-      this.failed('timeout', new RouterError(ErrorCode.EppUnavailable, `the EPP read nothing for attemptTimeoutMs (${ms} ms)`));
+    if (ms <= 0) return undefined;
+    return setTimeout(() => {
+      this.failed('timeout', new RouterError(ErrorCode.EppUnavailable, `the EPP stopped reading the request before it answered: nothing read within attemptTimeoutMs (${ms} ms)`));
     }, ms);
   }
 
   private readonly onDrain = (): void => {
-    this.waitingDrain = false;
-    this.clearStallTimer();
-    if (!this.done) this.resumeEnvoy();
+    const p = this.phase;
+    if (p.kind === 'open' && p.backlog !== undefined) {
+      clearTimeout(p.backlog.readDeadline);
+      p.backlog = undefined;
+    } else if (p.kind === 'answered' && p.backedUp) {
+      p.backedUp = false;
+    } else {
+      return;
+    }
+    this.envoy.resume();
   };
 
   private readonly onData = (msg: Buffer): void => {
-    if (this.done) return;
-    if (!this.answered) {
-      this.answered = true;
-      this.clearTimer();
-      this.clearStallTimer();
+    const p = this.phase;
+    if (p.kind === 'open') {
+      clearTimeout(p.answerDeadline);
+      clearTimeout(p.backlog?.readDeadline);
+      this.phase = { kind: 'answered', call: p.call, backedUp: p.backlog !== undefined };
       this.settings.observer.eppFirstResponse(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
+    } else if (p.kind !== 'answered') {
+      return;
     }
     this.owner.onEppMessage(this, msg);
   };
 
   private readonly onEnd = (): void => {
-    this.clearGraceTimer();
-    if (this.done) return;
-    this.finish();
+    if (this.settled()) return;
+    this.end();
     this.owner.onEppEnd(this);
   };
 
   private readonly onError = (err: ServiceError): void => {
-    this.clearGraceTimer();
-    this.failed(classify(err, this.answered), err);
+    if (this.settled()) return;
+    this.failed(classify(err, this.phase.kind === 'answered'), err);
   };
 
+  /** True when no report is due any more; a released call's end or failure just ends it. */
+  private settled(): boolean {
+    const p = this.phase;
+    if (p.kind === 'released') {
+      clearTimeout(p.grace);
+      this.phase = ENDED;
+    }
+    return this.phase.kind === 'ended';
+  }
+
   private failed(reason: FailureReason, err: unknown): void {
-    if (this.done) return;
-    this.finish();
-    this.call?.cancel();
+    if (this.phase.kind === 'released' || this.phase.kind === 'ended') return;
+    this.end()?.cancel();
     this.owner.onEppFailure(this, reason, err);
   }
 
-  private finish(): void {
-    this.done = true;
-    this.pending = undefined;
-    this.clearTimer();
-    this.clearStallTimer();
-    this.resumeEnvoy();
+  /**
+   * Leaves a live phase for `ended`: stops its deadlines, resumes Envoy if this
+   * attempt held it (the next attempt or the router's own answers start from a
+   * flowing stream). Returns the call, if one was open; undefined when already over.
+   */
+  private end(): EppCall | undefined {
+    const p = this.phase;
+    if (p.kind === 'released' || p.kind === 'ended') return undefined;
+    this.phase = ENDED;
+    let heldEnvoy: boolean;
+    let call: EppCall | undefined;
+    if (p.kind === 'answered') {
+      heldEnvoy = p.backedUp;
+      call = p.call;
+    } else {
+      clearTimeout(p.answerDeadline);
+      heldEnvoy = p.kind === 'connecting' || p.backlog !== undefined;
+      if (p.kind === 'open') {
+        clearTimeout(p.backlog?.readDeadline);
+        call = p.call;
+      }
+    }
+    if (heldEnvoy) this.envoy.resume();
     this.settings.observer.eppStreamFinished(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
-  }
-
-  private clearTimer(): void {
-    if (this.timer === undefined) return;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private clearGraceTimer(): void {
-    if (this.graceTimer === undefined) return;
-    clearTimeout(this.graceTimer);
-    this.graceTimer = undefined;
-  }
-
-  private clearStallTimer(): void {
-    if (this.stallTimer === undefined) return;
-    clearTimeout(this.stallTimer);
-    this.stallTimer = undefined;
-  }
-
-  private pauseEnvoy(): void {
-    if (this.envoyPaused) return;
-    this.envoyPaused = true;
-    this.envoy.pause();
-  }
-
-  private resumeEnvoy(): void {
-    if (!this.envoyPaused) return;
-    this.envoyPaused = false;
-    this.envoy.resume();
+    return call;
   }
 }
 
