@@ -40,12 +40,6 @@ export const DEFAULT_RELEASE_GRACE_MS = 5000;
 
 type Timer = NodeJS.Timeout;
 
-/** The EPP call cannot take more (write() returned false): Envoy is held until it drains. */
-interface Backlog {
-  /** Before the answer only: fails the attempt if the EPP reads nothing more for attemptTimeoutMs. */
-  readonly readDeadline: Timer | undefined;
-}
-
 /** Waiting for the EPP's channel; Envoy's messages queue in `pending`. */
 interface Connecting {
   readonly kind: 'connecting';
@@ -57,7 +51,8 @@ interface Open {
   readonly kind: 'open';
   readonly call: EppCall;
   answerDeadline: Timer | undefined;
-  backlog: Backlog | undefined;
+  /** Set while the call cannot take more (Envoy held until it drains), with its read deadline. */
+  backlog: { readonly readDeadline: Timer | undefined } | undefined;
 }
 /** The EPP sent its first message: no deadline of this attempt applies any more. */
 interface Answered {
@@ -72,8 +67,13 @@ interface Released {
   readonly grace: Timer;
 }
 
-/** Envoy is paused by this attempt exactly while it is Connecting, or Open/Answered and backed up. */
-type Phase = Connecting | Open | Answered | Released | { readonly kind: 'ended' };
+type Live = Connecting | Open | Answered;
+type Phase = Live | Released | { readonly kind: 'ended' };
+
+/** Whether this attempt holds Envoy paused: while connecting, and while the open call is backed up. */
+function holdsEnvoy(p: Live): boolean {
+  return p.kind === 'connecting' || (p.kind === 'open' ? p.backlog !== undefined : p.backedUp);
+}
 
 const ENDED: Phase = { kind: 'ended' };
 
@@ -188,7 +188,7 @@ export class EppAttempt {
     this.phase = open;
     for (const msg of p.pending) this.write(open, msg);
     if (this.inputEnded) call.end();
-    if (open.backlog === undefined) this.envoy.resume();
+    if (!holdsEnvoy(open)) this.envoy.resume();
   }
 
   /**
@@ -281,22 +281,11 @@ export class EppAttempt {
     const p = this.phase;
     if (p.kind === 'released' || p.kind === 'ended') return undefined;
     this.phase = ENDED;
-    let heldEnvoy: boolean;
-    let call: EppCall | undefined;
-    if (p.kind === 'answered') {
-      heldEnvoy = p.backedUp;
-      call = p.call;
-    } else {
-      clearTimeout(p.answerDeadline);
-      heldEnvoy = p.kind === 'connecting' || p.backlog !== undefined;
-      if (p.kind === 'open') {
-        clearTimeout(p.backlog?.readDeadline);
-        call = p.call;
-      }
-    }
-    if (heldEnvoy) this.envoy.resume();
+    if (p.kind !== 'answered') clearTimeout(p.answerDeadline);
+    if (p.kind === 'open') clearTimeout(p.backlog?.readDeadline);
+    if (holdsEnvoy(p)) this.envoy.resume();
     this.settings.observer.eppStreamFinished(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
-    return call;
+    return p.kind === 'connecting' ? undefined : p.call;
   }
 }
 

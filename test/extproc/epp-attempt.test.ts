@@ -1,5 +1,5 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { classify, describeFailure, EppAttempt, type AttemptOwner, type EppCandidate } from '../../src/extproc/epp-attempt.js';
 import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
 import type { FailureReason } from '../../src/signals/types.js';
@@ -20,14 +20,16 @@ const candidate: EppCandidate = {
 
 class Owner implements AttemptOwner {
   readonly events: string[] = [];
+  readonly errors: string[] = [];
   onEppMessage(_a: EppAttempt, msg: Buffer): void {
     this.events.push(`msg ${msg.toString()}`);
   }
   onEppEnd(): void {
     this.events.push('end');
   }
-  onEppFailure(_a: EppAttempt, reason: FailureReason): void {
+  onEppFailure(_a: EppAttempt, reason: FailureReason, err: unknown): void {
     this.events.push(`fail ${reason}`);
+    this.errors.push(describeFailure(err));
   }
 }
 
@@ -174,6 +176,105 @@ describe('EppAttempt', () => {
         await pool.complete(call);
         expect(pool.opened).toHaveLength(0);
       }
+    });
+  });
+
+  describe('phases (fake clock)', () => {
+    beforeEach(() => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('the answer deadline and the read deadline say which they are and name the setting', async () => {
+      const answer = setup(20);
+      await answer.pool.complete(answer.call);
+      answer.attempt.arm();
+      vi.advanceTimersByTime(25);
+      expect(answer.owner.errors).toEqual(['the EPP sent no answer within attemptTimeoutMs (20 ms)']);
+      const read = setup(20);
+      await read.pool.complete(read.call);
+      read.call.writeResult = false;
+      read.attempt.forward(Buffer.from('b1'));
+      vi.advanceTimersByTime(25);
+      expect(read.owner.errors).toEqual(['the EPP stopped reading the request before it answered: nothing read within attemptTimeoutMs (20 ms)']);
+    });
+
+    it('an answer while the call is backed up stops the read deadline; Envoy stays held until the call drains', async () => {
+      const { envoy, pool, owner, attempt, call } = setup(20);
+      await pool.complete(call);
+      call.writeResult = false;
+      attempt.forward(Buffer.from('b1'));
+      call.reply(Buffer.from('h'));
+      vi.advanceTimersByTime(100);
+      expect(owner.events).toEqual(['msg h']);
+      expect(envoy.paused).toBe(true);
+      call.emit('drain');
+      expect(envoy.paused).toBe(false);
+    });
+
+    it('an answer deadline armed while connecting counts the connect time, and a second arm() does not restart it', async () => {
+      const { pool, owner, attempt, call } = setup(20);
+      attempt.arm();
+      vi.advanceTimersByTime(15);
+      await pool.complete(call);
+      attempt.arm();
+      vi.advanceTimersByTime(10);
+      expect(owner.events).toEqual(['fail timeout']);
+      expect(call.cancelled).toBe(true);
+    });
+
+    it('an answer disarms a deadline armed while connecting', async () => {
+      const { pool, owner, attempt, call } = setup(20);
+      attempt.arm();
+      await pool.complete(call);
+      call.reply(Buffer.from('h'));
+      vi.advanceTimersByTime(100);
+      expect(owner.events).toEqual(['msg h']);
+    });
+
+    it('dispose while connecting: Envoy resumed, no call started, nothing reported, the EPP stream observed once', async () => {
+      const { envoy, pool, owner, observer, attempt, call } = setup(20);
+      attempt.arm();
+      expect(envoy.paused).toBe(true);
+      attempt.dispose();
+      expect(envoy.paused).toBe(false);
+      await pool.complete(call);
+      vi.advanceTimersByTime(100);
+      expect(pool.opened).toHaveLength(0);
+      expect(owner.events).toEqual([]);
+      expect(observer.eppStreams).toEqual(['cluster-a']);
+      const refused = setup();
+      refused.attempt.dispose();
+      await refused.pool.reject(new RouterError(ErrorCode.EppUnavailable, 'no connection'));
+      expect(refused.owner.events).toEqual([]);
+    });
+
+    it('a call backed up by the replay keeps Envoy held once open, until it drains', async () => {
+      const { envoy, pool, attempt, call } = setup();
+      call.writeResult = false;
+      await pool.complete(call);
+      expect(call.written.map(String)).toEqual(['h', 'b']);
+      expect(envoy.paused).toBe(true);
+      attempt.forward(Buffer.from('live'));
+      call.emit('drain');
+      expect(envoy.paused).toBe(false);
+      expect(call.written.map(String)).toEqual(['h', 'b', 'live']);
+    });
+
+    it('ending an answered attempt whose call is backed up resumes the Envoy side it held', async () => {
+      const { envoy, pool, attempt, call } = setup();
+      await pool.complete(call);
+      call.reply(Buffer.from('h'));
+      call.writeResult = false;
+      attempt.forward(Buffer.from('b1'));
+      expect(envoy.paused).toBe(true);
+      attempt.dispose();
+      expect(envoy.paused).toBe(false);
+      expect(call.cancelled).toBe(true);
+      call.emit('drain'); // a late drain changes nothing
+      expect(envoy.paused).toBe(false);
     });
   });
 
