@@ -187,6 +187,7 @@ export class EppAttempt {
     const open: Open = { kind: 'open', call, answerDeadline: p.answerDeadline, backlog: undefined };
     this.phase = open;
     for (const msg of p.pending) this.write(open, msg);
+    if (this.phase !== open) return; // the call failed while the replay was written
     if (this.inputEnded) call.end();
     if (!holdsEnvoy(open)) this.envoy.resume();
   }
