@@ -184,12 +184,16 @@ export class EppAttempt {
     call.on('data', this.onData);
     call.on('end', this.onEnd);
     call.on('error', this.onError);
-    const open: Open = { kind: 'open', call, answerDeadline: p.answerDeadline, backlog: undefined };
+    // Envoy stays held while the replay is written: a call failing meanwhile resumes it.
+    const open: Open = { kind: 'open', call, answerDeadline: p.answerDeadline, backlog: { readDeadline: undefined } };
     this.phase = open;
-    for (const msg of p.pending) this.write(open, msg);
-    if (this.phase !== open) return; // the call failed while the replay was written
+    let full = false;
+    for (const msg of p.pending) full = !call.write(msg) || full;
+    if (this.phase !== open) return;
+    open.backlog = undefined;
+    if (full) this.backUp(open);
+    else this.envoy.resume();
     if (this.inputEnded) call.end();
-    if (!holdsEnvoy(open)) this.envoy.resume();
   }
 
   /**
@@ -200,7 +204,10 @@ export class EppAttempt {
    * After the answer the stream is committed: the relay's silence watch applies.
    */
   private write(p: Open | Answered, msg: Buffer): void {
-    if (p.call.write(msg)) return;
+    if (!p.call.write(msg)) this.backUp(p);
+  }
+
+  private backUp(p: Open | Answered): void {
     if (p.kind === 'answered') {
       if (p.backedUp) return;
       p.backedUp = true;

@@ -179,6 +179,20 @@ describe('EppAttempt', () => {
     });
   });
 
+  it('a call that fails while the replay is written is reported once and not half-closed', async () => {
+    const { envoy, pool, owner, attempt, call } = setup();
+    call.write = (b: Buffer): boolean => {
+      call.written.push(b);
+      call.status(GrpcStatus.UNAVAILABLE, 'gone');
+      return true;
+    };
+    attempt.endInput();
+    await pool.complete(call);
+    expect(owner.events).toEqual(['fail stream']);
+    expect(call.ended).toBe(false);
+    expect(envoy.paused).toBe(false);
+  });
+
   describe('phases (fake clock)', () => {
     beforeEach(() => {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
