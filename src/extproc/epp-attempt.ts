@@ -41,32 +41,13 @@ export const DEFAULT_RELEASE_GRACE_MS = 5000;
 type Timer = NodeJS.Timeout;
 
 /** Waiting for the EPP's channel; Envoy's messages queue in `pending`. */
-interface Connecting {
-  readonly kind: 'connecting';
-  readonly pending: Buffer[];
-  answerDeadline: Timer | undefined;
-}
-/** The call is open and the EPP has not answered yet. */
-interface Open {
-  readonly kind: 'open';
-  readonly call: EppCall;
-  answerDeadline: Timer | undefined;
-  /** Set while the call cannot take more (Envoy held until it drains), with its read deadline. */
-  backlog: { readonly readDeadline: Timer | undefined } | undefined;
-}
+type Connecting = { readonly kind: 'connecting'; readonly pending: Buffer[]; answerDeadline: Timer | undefined };
+/** The call is open and the EPP has not answered yet; `backlog` is set while the call cannot take more. */
+type Open = { readonly kind: 'open'; readonly call: EppCall; answerDeadline: Timer | undefined; backlog: { readonly readDeadline: Timer | undefined } | undefined };
 /** The EPP sent its first message: no deadline of this attempt applies any more. */
-interface Answered {
-  readonly kind: 'answered';
-  readonly call: EppCall;
-  backedUp: boolean;
-}
+type Answered = { readonly kind: 'answered'; readonly call: EppCall; backedUp: boolean };
 /** Over without a report; the half-closed call is left for the EPP to end, and cancelled when `grace` fires. */
-interface Released {
-  readonly kind: 'released';
-  readonly call: EppCall;
-  readonly grace: Timer;
-}
-
+type Released = { readonly kind: 'released'; readonly call: EppCall; readonly grace: Timer };
 type Live = Connecting | Open | Answered;
 type Phase = Live | Released | { readonly kind: 'ended' };
 
