@@ -172,7 +172,7 @@ export class EppAttempt {
     for (const msg of p.pending) full = !call.write(msg) || full;
     if (this.phase !== open) return;
     open.backlog = undefined;
-    if (full) this.backUp(open);
+    if (full) this.backUp(open, true);
     else this.envoy.resume();
     if (this.inputEnded) call.end();
   }
@@ -188,7 +188,8 @@ export class EppAttempt {
     if (!p.call.write(msg)) this.backUp(p);
   }
 
-  private backUp(p: Open | Answered): void {
+  /** Holds Envoy (each hold is paused and resumed once) until the call drains. */
+  private backUp(p: Open | Answered, envoyHeld = false): void {
     if (p.kind === 'answered') {
       if (p.backedUp) return;
       p.backedUp = true;
@@ -196,7 +197,7 @@ export class EppAttempt {
       if (p.backlog !== undefined) return;
       p.backlog = { readDeadline: this.startReadDeadline() };
     }
-    this.envoy.pause();
+    if (!envoyHeld) this.envoy.pause();
     p.call.once('drain', this.onDrain);
   }
 
