@@ -13,7 +13,7 @@ import type { DataPathObserver } from './observer.js';
 
 export type EppCandidate = Extract<Candidate, { via: 'epp' }>;
 
-/** What an attempt needs of Envoy's side: its request metadata, and holding back its messages. */
+/** What an attempt needs of Envoy's side: its request metadata, and holding back its messages (each pause() this attempt makes, it resumes once). */
 export interface EnvoyInput {
   readonly metadata: Metadata;
   pause(): void;
