@@ -194,7 +194,7 @@ describe('readEppAnswer: answers that answer nothing, and malformed ones', () =>
 
   it('groups and deep nesting where they are allowed are skipped', () => {
     const group = Buffer.from([0x9b, 0x01, 0x08, 0x01, 0x9c, 0x01]); // field 19 group holding a varint
-    let deep = Buffer.from('x');
+    let deep: Buffer = Buffer.from('x');
     for (let i = 0; i < 200; i++) deep = fld(1, deep);
     const msg = concat(group, fld(999, deep), streamedBody('response_body', Buffer.from('ab'), false));
     expect(answer(msg)).toMatchObject({ case: 'response_body', streamed: true, echoedBytes: 2 });
