@@ -36,18 +36,6 @@ export interface AnswerRules {
   destinationRefusal(endpoint: string): GuardFinding | undefined;
 }
 
-export type GuardResult =
-  | {
-      readonly ok: true;
-      /** The answer to relay: the EPP's bytes, or a copy without the dropped parts. */
-      readonly msg: Buffer;
-      /** The destination the answer sets in its header mutation, if any (validated). */
-      readonly destination: string | undefined;
-      readonly dropped: readonly GuardFinding[];
-    }
-  | { readonly ok: false; readonly refusal: GuardFinding };
-
-
 /** Which message type a field being walked belongs to. */
 export const enum Level {
   Answer,
@@ -243,14 +231,4 @@ export class GuardWalk implements FieldRewriter {
     }
     return undefined;
   }
-}
-
-const guard = new GuardWalk();
-
-/** Applies `rules` to one encoded EPP ProcessingResponse, every member it carries. Throws on malformed input. */
-export function guardAnswer(msg: Buffer, rules: AnswerRules): GuardResult {
-  guard.reset(rules);
-  const out = rewriteFields(msg, 0, msg.length, guard, Level.Answer) ?? msg;
-  if (guard.refusal !== undefined) return { ok: false, refusal: guard.refusal };
-  return { ok: true, msg: out, destination: guard.destination, dropped: [...guard.findings()] };
 }

@@ -1,12 +1,16 @@
 // The readers as they were before the single-pass walk, kept as the oracle of the
 // differential fuzz: the rules walk over scanFields and the reader composed from
 // peekResponse, guardAnswer, decodeResponse, rewriteDestination and lastPathLength.
-import type { AnswerRules, GuardFinding, GuardResult } from '../../src/protocol/answer-guard.js';
+import type { AnswerRules, GuardFinding } from '../../src/protocol/answer-guard.js';
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from '../../src/protocol/constants.js';
 import { decodeResponse, peekResponse } from '../../src/protocol/codec.js';
 import type { AnswerCase, EppAnswer } from '../../src/protocol/epp-answer.js';
-import { rewriteDestination, type DestinationHeaderMode } from '../../src/protocol/responses.js';
-import { lastPathLength, lenField, payloadOf, scanFields, WIRE_LEN } from '../../src/protocol/wire.js';
+import type { DestinationHeaderMode } from '../../src/protocol/responses.js';
+import { lastPathLength, lenField, payloadOf, rewriteDestination, scanFields, WIRE_LEN } from './epp-answer-oracle-wire.js';
+type GuardResult =
+  | { readonly ok: true; readonly msg: Buffer; readonly destination: string | undefined; readonly dropped: readonly GuardFinding[] }
+  | { readonly ok: false; readonly refusal: GuardFinding };
+
 // ProcessingResponse
 const REQUEST_HEADERS = 1;
 const RESPONSE_BODY = 4;
