@@ -39,8 +39,8 @@ export function encodeMessage(msg: Buffer): Buffer[] {
 
 /** Splits a stream of DATA chunks into messages; push() throws a FrameError on a message it must refuse. */
 export class MessageReader {
-  /** Bytes of a prefix not complete yet (a prefix split across chunks). */
-  private head = Buffer.alloc(FRAME_HEADER_BYTES);
+  /** Bytes of a prefix not complete yet (a prefix split across chunks); allocated on the first split, as most streams never see one. */
+  private head: Buffer | undefined;
   private headFill = 0;
   /** The message being assembled across chunks, and how much of it has arrived. */
   private body: Buffer | undefined;
@@ -81,12 +81,13 @@ export class MessageReader {
         }
       } else {
         const take = Math.min(FRAME_HEADER_BYTES - this.headFill, end - pos);
-        chunk.copy(this.head, this.headFill, pos, pos + take);
+        const head = (this.head ??= Buffer.allocUnsafeSlow(FRAME_HEADER_BYTES));
+        chunk.copy(head, this.headFill, pos, pos + take);
         this.headFill += take;
         pos += take;
         if (this.headFill < FRAME_HEADER_BYTES) return;
         this.headFill = 0;
-        len = this.checkHeader(this.head[0]!, this.head.readUInt32BE(1));
+        len = this.checkHeader(head[0]!, head.readUInt32BE(1));
         if (len === 0) {
           this.onMessage(Buffer.alloc(0));
           continue;
