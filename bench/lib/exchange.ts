@@ -20,8 +20,7 @@
  */
 import { Metadata, type Client, type ClientDuplexStream } from '@grpc/grpc-js';
 import { EXT_PROC_PROCESS_PATH } from '../../src/protocol/constants.js';
-import { peekResponse } from '../../src/protocol/codec.js';
-import { streamedLength } from '../../src/extproc/exchange.js';
+import { peekResponse, streamedResponseLength } from '../../src/protocol/codec.js';
 import type { StreamSet } from './sse.js';
 import type { MessageSet } from './payloads.js';
 
@@ -132,7 +131,7 @@ export class Exchange {
   /** A streamed response's echo: report every event it completes and send the next one. */
   private onStreamEcho(msg: Buffer): void {
     const s = this.stream!;
-    this.echoed += streamedLength(msg, 4);
+    this.echoed += streamedResponseLength(msg, 'response_body');
     const ends = s.set.ends;
     if (this.chunk >= ends.length || this.echoed < ends[this.chunk]!) return;
     const now = performance.now();

@@ -1,43 +1,33 @@
 /**
- * One ext_proc stream from Envoy: the per-stream state object. It owns Envoy's
- * call, routes the first message (route match, then the picker over the live
- * signal view: a primary and its failover order), chooses the processor once
- * (EppRelay for an EPP candidate, ModeResponder for a parent), dispatches every
- * message to it by request phase, and has ONE idempotent close(outcome),
- * reached on end, error and cancel, that releases the processor (and its EPP
- * call) and reports the stream exactly once.
+ * One ext_proc stream from Envoy: reads each of Envoy's messages once, routes
+ * the first (route match, then the picker over the live signal view), chooses
+ * the processor once (EppRelay for an EPP candidate, RouterAnswers for a
+ * parent or pass-through) and hands it every message. One idempotent
+ * close(outcome), reached on end, error and cancel, releases the processor and
+ * reports the stream exactly once. Every write to Envoy goes through its
+ * EnvoyWriter.
  */
 import type { Metadata } from '@grpc/grpc-js';
 import { DEFAULT_PICKER } from '../config/defaults.js';
 import { pickWith } from '../picker/pick.js';
-import { decodeRequest, peekRequest, type RequestPeek } from '../protocol/codec.js';
-import { immediateResponse } from '../protocol/responses.js';
+import { decodeRequest } from '../protocol/codec.js';
+import { readEnvoyMessage, type EnvoyMessage } from '../protocol/envoy-message.js';
+import { parentHeadersResponse } from '../protocol/responses.js';
 import { EMPTY_SIGNAL_VIEW } from '../signals/types.js';
 import { matchRequest } from '../snapshot/match.js';
 import type { Candidate } from '../snapshot/types.js';
 import { requestAttributes } from './attributes.js';
 import { relayContext, type StreamDeps } from './deps.js';
 import { EnvoyOrder } from './envoy-order.js';
+import { EnvoyWriter, type EnvoyCall } from './envoy-writer.js';
 import { EppRelay } from './epp-relay.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { candidateLabels, routeLabel } from './labels.js';
 import type { StreamOutcome } from './observer.js';
 import type { EnvoySide, Processor } from './processor.js';
-import { ModeResponder } from './responder.js';
+import { RouterAnswers } from './router-answers.js';
 
-/** Envoy's call as the stream uses it: a grpc-js server call, or the node:http2 transport's (src/transport/). */
-export interface EnvoyCall {
-  readonly metadata: Metadata;
-  write(msg: Buffer): boolean;
-  end(): void;
-  pause(): unknown;
-  resume(): unknown;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  on(event: 'data' | 'end' | 'cancelled' | 'error', listener: (...args: any[]) => void): unknown;
-  once(event: 'drain', listener: () => void): unknown;
-  emit(event: 'error', err: Error): boolean;
-}
-
+export type { EnvoyCall } from './envoy-writer.js';
 export type { ExtProcSettings, StreamDeps } from './deps.js';
 
 type Phase =
@@ -50,6 +40,7 @@ const FIRST: Phase = { t: 'first' };
 const NO_THRESHOLDS_PICKER = { defaultPolicy: DEFAULT_PICKER.defaultPolicy };
 
 export class ExtProcStream implements EnvoySide {
+  readonly writer: EnvoyWriter;
   private phase: Phase = FIRST;
   private readonly startedAt = performance.now();
   private route: string | undefined;
@@ -67,6 +58,7 @@ export class ExtProcStream implements EnvoySide {
     private readonly onClosed: (stream: ExtProcStream) => void,
     firstMessageTimeoutMs?: number,
   ) {
+    this.writer = new EnvoyWriter(call);
     deps.observer.streamStarted();
     if (firstMessageTimeoutMs !== undefined) {
       this.firstTimer = setTimeout(() => {
@@ -90,21 +82,12 @@ export class ExtProcStream implements EnvoySide {
     return this.call.metadata;
   }
 
-  send(msg: Buffer): boolean {
-    if (this.phase.t === 'closed') return true;
-    return this.call.write(msg);
-  }
-
-  onDrain(cb: () => void): void {
-    this.call.once('drain', cb);
-  }
-
   pause(): void {
-    this.call.pause();
+    this.writer.input.pause();
   }
 
   resume(): void {
-    if (this.phase.t !== 'closed') this.call.resume();
+    this.writer.input.resume();
   }
 
   decided(outcome: StreamOutcome, replace = false): void {
@@ -121,51 +104,40 @@ export class ExtProcStream implements EnvoySide {
   finish(outcome: StreamOutcome): void {
     if (this.phase.t === 'closed') return;
     this.close(this.decidedOutcome ?? outcome);
-    this.call.end();
+    this.writer.end();
   }
 
   fail(err: RouterError): void {
     if (this.phase.t === 'closed') return;
     this.close(err.outcome, err);
-    if (err.userFacing) {
-      this.call.write(
-        immediateResponse({
-          status: err.httpStatus,
-          body: err.responseBody(),
-          details: `mcip_router_${err.code}`,
-          ...(err.headers ? { headers: err.headers } : {}),
-        }),
-      );
-      this.call.end();
-    } else {
-      // grpc-js turns an 'error' event on a server stream into the call's status.
-      this.call.emit('error', Object.assign(new Error(err.message), { code: err.grpcCode, details: err.message }));
-    }
+    this.writer.endWith(err);
   }
 
   // ---- Envoy's events ---------------------------------------------------------------
 
-  private readonly onMessage = (msg: Buffer): void => {
+  private readonly onMessage = (raw: Buffer): void => {
     let phase = this.phase;
     if (phase.t === 'closed') return;
-    let peek: RequestPeek;
+    let m: EnvoyMessage;
     try {
-      peek = peekRequest(msg);
+      m = readEnvoyMessage(raw);
     } catch (err) {
       this.fail(new RouterError(ErrorCode.Protocol, 'malformed ProcessingRequest', { cause: err }));
       return;
     }
-    if (peek.case !== 'none') {
-      const violation = this.order.check(peek.case, peek.endOfStream);
-      if (violation !== undefined) {
-        this.fail(new RouterError(ErrorCode.Protocol, `out of order: ${violation}`));
-        return;
-      }
+    if (m.case === 'none') {
+      this.fail(new RouterError(ErrorCode.Protocol, 'ProcessingRequest without a request member').withContext('none'));
+      return;
+    }
+    const violation = this.order.check(m.case, m.endOfStream);
+    if (violation !== undefined) {
+      this.fail(new RouterError(ErrorCode.Protocol, `out of order: ${violation}`));
+      return;
     }
     try {
       if (phase.t === 'first') {
         this.stopFirstTimer();
-        const processor = this.choose(msg, peek);
+        const processor = this.choose(m);
         if (processor === undefined) return;
         if (this.phase.t === 'closed') {
           processor.dispose();
@@ -173,9 +145,9 @@ export class ExtProcStream implements EnvoySide {
         }
         phase = this.phase = { t: 'active', processor };
       }
-      this.dispatch(phase.processor, msg, peek);
+      phase.processor.message(m);
     } catch (err) {
-      this.fail(RouterError.from(err).withContext(peek.case));
+      this.fail(RouterError.from(err).withContext(m.case));
     }
   };
 
@@ -201,40 +173,17 @@ export class ExtProcStream implements EnvoySide {
     this.close('internal_error', RouterError.from(err));
   };
 
-  // ---- routing and dispatch ---------------------------------------------------------
+  // ---- routing ----------------------------------------------------------------------
 
-  private dispatch(p: Processor, msg: Buffer, peek: RequestPeek): void {
-    const c = peek.case;
-    switch (c) {
-      case 'request_headers':
-        return p.requestHeaders(msg, peek.endOfStream);
-      case 'request_body':
-        return p.requestBody(msg, peek.endOfStream);
-      case 'request_trailers':
-        return p.requestTrailers(msg);
-      case 'response_headers':
-        return p.responseHeaders(msg, peek.endOfStream);
-      case 'response_body':
-        return p.responseBody(msg, peek.endOfStream);
-      case 'response_trailers':
-        return p.responseTrailers(msg);
-      case 'none':
-        throw new RouterError(ErrorCode.Protocol, 'ProcessingRequest without a request member');
-      default: {
-        const never: never = c;
-        throw new RouterError(ErrorCode.Protocol, `unknown request member ${String(never)}`);
-      }
-    }
-  }
-
-  /** Routes the first message and returns its processor, or undefined after answering Envoy itself. */
-  private choose(msg: Buffer, peek: RequestPeek): Processor | undefined {
-    if (peek.case !== 'request_headers') {
-      // Request headers are not sent to the router: nothing to route on.
-      return new ModeResponder(this, decodeRequest(msg).protocol_config);
-    }
-    const req = decodeRequest(msg);
-    const snapshot = this.deps.snapshot();
+  /** Routes the first message (decoded whole, once) and returns its processor, or undefined after answering Envoy itself. */
+  private choose(m: EnvoyMessage): Processor | undefined {
+    const req = decodeRequest(m.raw);
+    const deps = this.deps;
+    const ctx = relayContext(deps);
+    this.writer.open(req.protocol_config, ctx.held);
+    // Request headers are not sent to the router: nothing to route on.
+    if (m.case !== 'request_headers') return new RouterAnswers(this, 'passthrough');
+    const snapshot = deps.snapshot();
     if (snapshot === undefined) {
       this.fail(new RouterError(ErrorCode.NotReady, 'the router has not built its routing table yet'));
       return undefined;
@@ -243,7 +192,7 @@ export class ExtProcStream implements EnvoySide {
     const attrs = requestAttributes(req.request_headers?.headers?.headers ?? []);
     const match = matchRequest(snapshot, attrs);
     if (match.type === 'no-route') {
-      this.deps.observer.picked((performance.now() - started) / 1000);
+      deps.observer.picked((performance.now() - started) / 1000);
       this.fail(
         new RouterError(
           ErrorCode.NoRoute,
@@ -253,7 +202,6 @@ export class ExtProcStream implements EnvoySide {
       return undefined;
     }
     this.route = routeLabel(match.rule);
-    const deps = this.deps;
     const view = deps.signals?.view() ?? EMPTY_SIGNAL_VIEW;
     const result = pickWith(match.rule, view, deps.random, deps.picker ?? NO_THRESHOLDS_PICKER);
     deps.observer.picked((performance.now() - started) / 1000);
@@ -272,10 +220,8 @@ export class ExtProcStream implements EnvoySide {
     deps.observer.pickedFor(result.reason);
     const candidate = result.primary;
     this.routed(candidate);
-    if (candidate.via === 'parent') {
-      return new ModeResponder(this, req.protocol_config, { destination: candidate.parent.address, parent: true });
-    }
-    return new EppRelay(this, result, req.protocol_config, relayContext(deps));
+    if (candidate.via === 'parent') return new RouterAnswers(this, 'parent', parentHeadersResponse(candidate.parent.address));
+    return new EppRelay(this, result, ctx);
   }
 
   // ---- the one way out ----------------------------------------------------------------
@@ -287,6 +233,7 @@ export class ExtProcStream implements EnvoySide {
     this.phase = { t: 'closed', outcome };
     this.stopFirstTimer();
     if (phase.t === 'active') phase.processor.dispose();
+    this.writer.close();
     const durationSeconds = (performance.now() - this.startedAt) / 1000;
     this.deps.observer.streamFinished({
       route: this.route,

@@ -10,6 +10,7 @@ import protobuf from 'protobufjs';
 import { isAbsolute, join } from 'node:path';
 import { PROCESSING_REQUEST_TYPE, PROCESSING_RESPONSE_TYPE } from './constants.js';
 import { EXT_PROC_PROTO, protosDir } from './proto-files.js';
+import { lastPathLength } from './wire.js';
 import type {
   HeaderMap,
   HeaderValue,
@@ -276,6 +277,14 @@ function peekBody(r: protobuf.Reader, end: number, c: 'request_body' | 'response
   }
   checkEnd(r, end);
   return { case: c, streamed, endOfStream: eos, guard };
+}
+
+/** ProcessingResponse.request_body(3) / response_body(4) -> BodyResponse.response(1) -> body_mutation(3) -> streamed_response(3) -> body(1). */
+const STREAMED_BODY_PATHS = { request_body: [3, 1, 3, 3, 1], response_body: [4, 1, 3, 3, 1] } as const;
+
+/** The length of a body answer's streamed_response body (0 when there is none), as Envoy reads it. Throws on malformed input. */
+export function streamedResponseLength(buf: Uint8Array, phase: 'request_body' | 'response_body'): number {
+  return Math.max(0, lastPathLength(buf, STREAMED_BODY_PATHS[phase]));
 }
 
 // ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * and the rewrite of an EPP's destination list (docs/protocol.md §1, §2).
  * Every builder returns a freshly encoded Buffer.
  */
-import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
+import { DESTINATION_ENDPOINT_HEADER, DESTINATION_KIND_HEADER, DESTINATION_KIND_PARENT, LB_METADATA_NAMESPACE } from './constants.js';
 import { encodeResponse, headerText, messageType } from './codec.js';
 import type {
   BodyPhase,
@@ -98,6 +98,13 @@ export function destinationHeadersResponse(
     dynamic_metadata: metadata === null ? null : toStruct(metadata),
   });
 }
+
+/** The request headers answer routing to a remote parent Gateway: its address, and x-mcip-destination-kind: parent. */
+export function parentHeadersResponse(address: string): Buffer {
+  return destinationHeadersResponse('request_headers', address, { extraHeaders: PARENT_KIND_HEADERS });
+}
+
+const PARENT_KIND_HEADERS: Readonly<Record<string, string>> = Object.freeze({ [DESTINATION_KIND_HEADER]: DESTINATION_KIND_PARENT });
 
 /** CONTINUE for a headers message. */
 export function continueHeaders(phase: HeadersPhase): Buffer {

@@ -31,7 +31,7 @@ describe('eppAnswers and stream bounds', () => {
       destinations: { allow: ['0.0.0.0/0', '::/0'], deny: [...DEFAULT_DENIED_DESTINATIONS] },
       headers: [...DEFAULT_EPP_HEADERS],
     });
-    expect(DEFAULT_DENIED_DESTINATIONS).toEqual(expect.arrayContaining(['127.0.0.0/8', '::1/128', '169.254.0.0/16', 'fe80::/10', '0.0.0.0/8', '::/128', '224.0.0.0/4', 'ff00::/8']));
+    expect(DEFAULT_DENIED_DESTINATIONS).toEqual(expect.arrayContaining(['127.0.0.0/8', '::1/128', '169.254.0.0/16', 'fe80::/10', '0.0.0.0/8', '::/96', '64:ff9b::/96', '224.0.0.0/4', 'ff00::/8']));
     expect(cfg.extProc).toMatchObject({ maxStreams: 10_000, firstMessageTimeoutMs: 10_000, maxHeldBytesPerStream: 32 * 1024 * 1024, heldBytesBudget: 256 * 1024 * 1024 });
   });
 

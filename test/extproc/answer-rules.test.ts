@@ -16,6 +16,8 @@ describe('answerRules', () => {
     '169.254.169.254:80', '127.0.0.1:8000', '127.9.9.9:1', '[::1]:80', '[fe80::1]:80', '[fd00:ec2::254]:80', '0.0.0.0:80',
     '[::]:80', '224.0.0.1:5353', '[ff02::1]:1', '255.255.255.255:1',
     '[::ffff:169.254.169.254]:80', '[::ffff:7f00:1]:80', // IPv4-mapped: judged as the IPv4 address
+    '[::7f00:1]:80', '[::a9fe:a9fe]:80', // IPv4-compatible (deprecated): ::/96
+    '[64:ff9b::a9fe:a9fe]:80', '[64:ff9b:1::7f00:1]:80', // NAT64 prefixes: reach an IPv4 host through a translator
   ])('denies %s by default', (e) => {
     expect(reason(e)).toBe('destination_denied');
   });

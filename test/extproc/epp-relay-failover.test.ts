@@ -9,6 +9,7 @@ import { encodeResponse } from '../../src/protocol/codec.js';
 import { immediateResponse, destinationHeadersResponse } from '../../src/protocol/responses.js';
 import type { Candidate } from '../../src/snapshot/types.js';
 import { bodyMsg, FakeEppCall, headersMsg } from './fakes.js';
+import { envoyMsg } from './fakes.js';
 import { candidate, setup, streamedBodies } from './relay-fixtures.js';
 
 describe('EppRelay: failover before anything reached Envoy', () => {
@@ -19,10 +20,10 @@ describe('EppRelay: failover before anything reached Envoy', () => {
     const h = headersMsg();
     const b1 = bodyMsg('request_body', '{"a"', false);
     const b2 = bodyMsg('request_body', ':1}', true);
-    relay.requestHeaders(h, false);
-    relay.requestBody(b1, false);
+    relay.message(envoyMsg(h));
+    relay.message(envoyMsg(b1));
     await pool.reject(new RouterError(ErrorCode.EppUnavailable, 'no connection'));
-    relay.requestBody(b2, true);
+    relay.message(envoyMsg(b2));
     const second = new FakeEppCall();
     await pool.complete(second);
     expect(second.written).toEqual([h, b1, b2]);
@@ -40,8 +41,8 @@ describe('EppRelay: failover before anything reached Envoy', () => {
     [429, 'status-429'],
   ] as const)('immediate %i -> next candidate; nothing of the first reaches Envoy', async (status, reason) => {
     const { envoy, pool, relay, call, outcomes } = setup({ fallbacks: [b] });
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', '{}', true), true);
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', '{}', true)));
     await pool.complete(call);
     call.reply(immediateResponse({ status }));
     expect(envoy.sent).toHaveLength(0);
@@ -60,8 +61,8 @@ describe('EppRelay: failover before anything reached Envoy', () => {
       encodeResponse({ request_drain: true }),
     ]) {
       const { envoy, pool, relay, call, outcomes } = setup({ fallbacks: [b] });
-      relay.requestHeaders(headersMsg(), false);
-      relay.requestBody(bodyMsg('request_body', '{}', true), true);
+      relay.message(envoyMsg(headersMsg()));
+      relay.message(envoyMsg(bodyMsg('request_body', '{}', true)));
       await pool.complete(call);
       call.reply(empty);
       expect(envoy.sent).toHaveLength(0); // Envoy would take it as spurious: 500
@@ -77,7 +78,7 @@ describe('EppRelay: failover before anything reached Envoy', () => {
 
   it('a malformed immediate_response (peeks fine, does not decode) is a failed attempt, never an exception in the EPP call event', async () => {
     const { envoy, pool, relay, call, outcomes } = setup({ fallbacks: [b] });
-    relay.requestHeaders(headersMsg(), false);
+    relay.message(envoyMsg(headersMsg()));
     await pool.complete(call);
     // immediate_response(7) { status(1): length 0xff..., truncated }
     expect(() => call.reply(Buffer.from([0x3a, 0x02, 0x0a, 0xff]))).not.toThrow();
@@ -89,7 +90,7 @@ describe('EppRelay: failover before anything reached Envoy', () => {
 
   it('an EPP ending its stream OK without answering is a failed attempt', async () => {
     const { pool, relay, call, outcomes } = setup({ fallbacks: [b] });
-    relay.requestHeaders(headersMsg(), false);
+    relay.message(envoyMsg(headersMsg()));
     await pool.complete(call);
     call.status(GrpcStatus.OK);
     expect(outcomes.log).toEqual(['stream cluster-a/default/pool-a']);
@@ -114,11 +115,11 @@ describe('EppRelay: failover before anything reached Envoy', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
       const s = setup({ fallbacks: [b], attemptTimeoutMs: 30 });
-      s.relay.requestHeaders(headersMsg(), false);
+      s.relay.message(envoyMsg(headersMsg()));
       await s.pool.complete(s.call);
       vi.advanceTimersByTime(60);
       expect(s.pool.readied).toHaveLength(1); // body not complete: no timer yet
-      s.relay.requestBody(bodyMsg('request_body', '{}', true), true);
+      s.relay.message(envoyMsg(bodyMsg('request_body', '{}', true)));
       expectTimeoutAfter30ms(s);
     } finally {
       vi.useRealTimers();
@@ -129,10 +130,10 @@ describe('EppRelay: failover before anything reached Envoy', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
       const s = setup({ fallbacks: [b], attemptTimeoutMs: 30 });
-      s.relay.requestHeaders(headersMsg(), false);
+      s.relay.message(envoyMsg(headersMsg()));
       await s.pool.complete(s.call);
       s.call.writeResult = false; // flow control: the EPP takes nothing more
-      s.relay.requestBody(bodyMsg('request_body', 'x'.repeat(1000), false), false);
+      s.relay.message(envoyMsg(bodyMsg('request_body', 'x'.repeat(1000), false)));
       expect(s.envoy.paused).toBe(true); // so Envoy's body never completes here
       expectTimeoutAfter30ms(s);
       const second = new FakeEppCall();
@@ -145,8 +146,8 @@ describe('EppRelay: failover before anything reached Envoy', () => {
 
   it('past the replay bound, no failover: the failure mode answers', async () => {
     const { envoy, pool, relay, call } = setup({ fallbacks: [b], replayBufferBytes: 64 });
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', 'x'.repeat(100), true), true);
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', 'x'.repeat(100), true)));
     await pool.complete(call);
     call.status(GrpcStatus.UNAVAILABLE, 'boom');
     expect(pool.readied).toHaveLength(1);
@@ -156,7 +157,7 @@ describe('EppRelay: failover before anything reached Envoy', () => {
   it('maxAttempts bounds the candidates tried; the 503 lists every attempt', async () => {
     const c = candidate('pool-c', { cluster: 'cluster-c', port: 9004 });
     const { envoy, pool, relay } = setup({ fallbacks: [b, c], maxAttempts: 2 });
-    relay.requestHeaders(headersMsg({ eos: true }), true);
+    relay.message(envoyMsg(headersMsg({ eos: true })));
     await pool.reject(new Error('refused a'));
     await pool.reject(new Error('refused b'));
     expect(pool.readied).toHaveLength(2);
@@ -167,7 +168,7 @@ describe('EppRelay: failover before anything reached Envoy', () => {
 
   it("every attempt answered 429 last: 429 with the EPP's retry-after", async () => {
     const { envoy, pool, relay, call } = setup();
-    relay.requestHeaders(headersMsg({ eos: true }), true);
+    relay.message(envoyMsg(headersMsg({ eos: true })));
     await pool.complete(call);
     call.reply(immediateResponse({ status: 429, headers: { 'retry-after': '7' } }));
     expect(envoy.failed?.httpStatus).toBe(429);
@@ -182,8 +183,8 @@ describe('EppRelay: failover before anything reached Envoy', () => {
       parent: { address: '10.2.0.100:80', cluster: 'cluster-b', gateway: { namespace: 'default', name: 'gw' }, source: 'status' },
     };
     const { envoy, pool, relay } = setup({ fallbacks: [parent] });
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', 'abc', false), false);
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', 'abc', false)));
     await pool.reject(new Error('refused'));
     expect(envoy.kinds()).toEqual(['request_headers', 'request_body']);
     const h = envoy.responses()[0]!.request_headers!.response!.header_mutation!.set_headers.map((o) => [o.header!.key, o.header!.raw_value.toString()]);
@@ -191,7 +192,7 @@ describe('EppRelay: failover before anything reached Envoy', () => {
       ['x-gateway-destination-endpoint', '10.2.0.100:80'],
       ['x-mcip-destination-kind', 'parent'],
     ]);
-    relay.requestBody(bodyMsg('request_body', 'def', true), true);
+    relay.message(envoyMsg(bodyMsg('request_body', 'def', true)));
     expect(streamedBodies(envoy)).toBe('abcdef');
     expect(envoy.decidedOutcome).toBe('parent');
   });
@@ -202,8 +203,8 @@ describe('EppRelay: FailOpen', () => {
     const failOpen = new FailOpenEndpoints();
     failOpen.remember('cluster-a/default/pool-a', '10.1.0.7:8000');
     const { envoy, pool, relay, observer } = setup({ primary: candidate('pool-a', { failureMode: 'FailOpen' }), failOpen });
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', '{}', true), true);
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', '{}', true)));
     await pool.reject(new Error('refused'));
     const r = envoy.responses();
     expect(r.map((x) => x.response)).toEqual(['request_headers', 'request_body']);
@@ -219,7 +220,7 @@ describe('EppRelay: FailOpen', () => {
   it('an EPP headers answer fills the cache of a FailOpen pool', async () => {
     const failOpen = new FailOpenEndpoints();
     const { pool, relay, call } = setup({ primary: candidate('pool-a', { failureMode: 'FailOpen' }), failOpen });
-    relay.requestHeaders(headersMsg({ eos: true }), true);
+    relay.message(envoyMsg(headersMsg({ eos: true })));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', '10.1.0.1:8000,10.1.0.2:8000'));
     expect(failOpen.fresh('cluster-a/default/pool-a')).toEqual(['10.1.0.1:8000', '10.1.0.2:8000']);
@@ -227,7 +228,7 @@ describe('EppRelay: FailOpen', () => {
 
   it('nothing known: 503 saying so', async () => {
     const { envoy, pool, relay } = setup({ primary: candidate('pool-a', { failureMode: 'FailOpen' }) });
-    relay.requestHeaders(headersMsg(), false);
+    relay.message(envoyMsg(headersMsg()));
     await pool.reject(new Error('refused'));
     expect(envoy.failed?.httpStatus).toBe(503);
     expect(envoy.failed?.message).toMatch(/FailOpen, but no endpoint of the pool is known/);
@@ -237,7 +238,7 @@ describe('EppRelay: FailOpen', () => {
     const failOpen = new FailOpenEndpoints();
     failOpen.remember('cluster-a/default/pool-a', '10.1.0.7:8000');
     const { envoy, pool, relay, call } = setup({ primary: candidate('pool-a', { failureMode: 'FailOpen' }), failOpen });
-    relay.requestHeaders(headersMsg({ eos: true }), true);
+    relay.message(envoyMsg(headersMsg({ eos: true })));
     await pool.complete(call);
     call.reply(immediateResponse({ status: 503 }));
     expect(envoy.failed?.httpStatus).toBe(503);

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeResponse } from '../../src/protocol/codec.js';
 import { destinationHeadersResponse, streamedBody } from '../../src/protocol/responses.js';
 import { bodyMsg, headersMsg, responseHeadersMsg } from './fakes.js';
+import { envoyMsg } from './fakes.js';
 import { setup, streamedBodies } from './relay-fixtures.js';
 
 const STALL_MS = 300;
@@ -22,10 +23,10 @@ afterEach(() => {
 /** Request headers and a two-chunk body ('aaaa' + 'bb'), committed by the EPP's headers answer. */
 async function committed(eppStallTimeoutMs = STALL_MS) {
   const s = setup({ eppStallTimeoutMs });
-  s.relay.requestHeaders(headersMsg(), false);
-  s.relay.requestBody(bodyMsg('request_body', 'aaaa', false), false);
+  s.relay.message(envoyMsg(headersMsg()));
+  s.relay.message(envoyMsg(bodyMsg('request_body', 'aaaa', false)));
   await s.pool.complete(s.call);
-  s.relay.requestBody(bodyMsg('request_body', 'bb', true), true);
+  s.relay.message(envoyMsg(bodyMsg('request_body', 'bb', true)));
   s.call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
   return s;
 }
@@ -66,7 +67,7 @@ describe('EppRelay: an EPP that stalls after its answer', () => {
     call.reply(echo('aaaabb', true));
     vi.advanceTimersByTime(60_000); // the model is thinking: Envoy sends nothing, the EPP owes nothing
     expect(call.cancelled).toBe(false);
-    relay.responseHeaders(responseHeadersMsg(), false);
+    relay.message(envoyMsg(responseHeadersMsg()));
     vi.advanceTimersByTime(STALL_MS - 1);
     expect(call.cancelled).toBe(false);
     vi.advanceTimersByTime(2);
@@ -77,7 +78,7 @@ describe('EppRelay: an EPP that stalls after its answer', () => {
   it('an answer in time stops the clock for that message', async () => {
     const { relay, call } = await committed();
     call.reply(echo('aaaabb', true));
-    relay.responseHeaders(responseHeadersMsg(), false);
+    relay.message(envoyMsg(responseHeadersMsg()));
     vi.advanceTimersByTime(STALL_MS - 50);
     call.reply(encodeResponse({ response_headers: {} }));
     vi.advanceTimersByTime(10 * STALL_MS);

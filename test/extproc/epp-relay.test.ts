@@ -4,6 +4,7 @@ import { decodeResponse, encodeResponse } from '../../src/protocol/codec.js';
 import { fromStruct } from '../../src/protocol/struct.js';
 import { immediateResponse, destinationHeadersResponse, streamedBody } from '../../src/protocol/responses.js';
 import { bodyMsg, flush, headersMsg, responseHeadersMsg, trailersMsg } from './fakes.js';
+import { envoyMsg } from './fakes.js';
 import { BUFFERED, candidate, LIST, setup, streamedBodies } from './relay-fixtures.js';
 
 describe('EppRelay: relaying', () => {
@@ -12,8 +13,8 @@ describe('EppRelay: relaying', () => {
     expect(envoy.paused).toBe(true);
     const h = headersMsg();
     const b = bodyMsg('request_body', 'hello', true);
-    relay.requestHeaders(h, false);
-    relay.requestBody(b, true);
+    relay.message(envoyMsg(h));
+    relay.message(envoyMsg(b));
     expect(pool.readied).toHaveLength(1);
     await pool.complete(call);
     expect(pool.opened).toHaveLength(1);
@@ -26,8 +27,8 @@ describe('EppRelay: relaying', () => {
 
   it('relays EPP responses unchanged, reports success, and ends Envoy OK when the EPP does', async () => {
     const { envoy, pool, relay, call, outcomes } = setup();
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', 'x', true), true);
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', 'x', true)));
     await pool.complete(call);
     const hr = destinationHeadersResponse('request_headers', '10.0.0.1:8000');
     const br = streamedBody('request_body', Buffer.from('x'), true);
@@ -37,7 +38,7 @@ describe('EppRelay: relaying', () => {
     expect(envoy.sent[1]).toBe(br);
     expect(envoy.decidedOutcome).toBe('relayed');
     expect(outcomes.log).toEqual(['ok cluster-a/default/pool-a']);
-    relay.responseHeaders(responseHeadersMsg(), false);
+    relay.message(envoyMsg(responseHeadersMsg()));
     expect(call.written).toHaveLength(3);
     call.reply(encodeResponse({ response_headers: {} }));
     relay.endOfInput();
@@ -49,10 +50,10 @@ describe('EppRelay: relaying', () => {
 
   it('an EPP that ends OK leaving Envoy waiting (response headers unanswered): the router answers', async () => {
     const { envoy, pool, relay, call, outcomes } = setup();
-    relay.requestHeaders(headersMsg({ eos: true }), true);
+    relay.message(envoyMsg(headersMsg({ eos: true })));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
-    relay.responseHeaders(responseHeadersMsg(), false);
+    relay.message(envoyMsg(responseHeadersMsg()));
     call.status(GrpcStatus.OK);
     expect(envoy.kinds()).toEqual(['request_headers', 'response_headers']);
     expect(outcomes.log.at(-1)).toBe('stream cluster-a/default/pool-a');
@@ -62,7 +63,7 @@ describe('EppRelay: relaying', () => {
 
   it('rewrites a destination list to the primary, keeping the full list in envoy.lb metadata', async () => {
     const { envoy, pool, relay, call } = setup();
-    relay.requestHeaders(headersMsg(), false);
+    relay.message(envoyMsg(headersMsg()));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', LIST));
     const r = decodeResponse(envoy.sent[0]!);
@@ -74,7 +75,7 @@ describe('EppRelay: relaying', () => {
 
   it("'list' mode relays the list as sent", async () => {
     const { envoy, pool, relay, call } = setup({ mode: 'list' });
-    relay.requestHeaders(headersMsg(), false);
+    relay.message(envoyMsg(headersMsg()));
     await pool.complete(call);
     const hr = destinationHeadersResponse('request_headers', LIST);
     call.reply(hr);
@@ -83,7 +84,7 @@ describe('EppRelay: relaying', () => {
 
   it('relays an EPP immediate response other than 503/429 (the EPP decided)', async () => {
     const { envoy, pool, relay, call } = setup({ fallbacks: [candidate('pool-b', { cluster: 'cluster-b' })] });
-    relay.requestHeaders(headersMsg(), false);
+    relay.message(envoyMsg(headersMsg()));
     await pool.complete(call);
     const ir = immediateResponse({ status: 400, body: { error: 'model missing' } });
     call.reply(ir);
@@ -97,7 +98,7 @@ describe('EppRelay: relaying', () => {
   it('a message that answers nothing (override_message_timeout) is relayed without committing', async () => {
     const b = candidate('pool-b', { cluster: 'cluster-b' });
     const { envoy, pool, relay, call } = setup({ fallbacks: [b] });
-    relay.requestHeaders(headersMsg(), false);
+    relay.message(envoyMsg(headersMsg()));
     await pool.complete(call);
     const m = encodeResponse({ override_message_timeout: { seconds: 30 } });
     call.reply(m);
@@ -109,14 +110,14 @@ describe('EppRelay: relaying', () => {
   it('dispose cancels the EPP call; disposed before the channel is ready, no call starts', async () => {
     {
       const { pool, relay, call } = setup();
-      relay.requestHeaders(headersMsg(), false);
+      relay.message(envoyMsg(headersMsg()));
       await pool.complete(call);
       relay.dispose();
       expect(call.cancelled).toBe(true);
     }
     {
       const { envoy, pool, relay, call } = setup();
-      relay.requestHeaders(headersMsg(), false);
+      relay.message(envoyMsg(headersMsg()));
       relay.dispose();
       await pool.complete(call);
       expect(pool.opened).toHaveLength(0);
@@ -129,12 +130,12 @@ describe('EppRelay: relaying', () => {
     async function answered() {
       const fx = setup();
       const { pool, relay, call } = fx;
-      relay.requestHeaders(headersMsg(), false);
-      relay.requestBody(bodyMsg('request_body', 'x', true), true);
+      relay.message(envoyMsg(headersMsg()));
+      relay.message(envoyMsg(bodyMsg('request_body', 'x', true)));
       await pool.complete(call);
       call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
       call.reply(streamedBody('request_body', Buffer.from('x'), true));
-      relay.responseHeaders(responseHeadersMsg(true), true);
+      relay.message(envoyMsg(responseHeadersMsg(true)));
       call.reply(encodeResponse({ response_headers: {} }));
       return fx;
     }
@@ -152,8 +153,8 @@ describe('EppRelay: relaying', () => {
 
     it('after an immediate response, the reset after the half-close leaves the call to the EPP too', async () => {
       const { pool, relay, call } = setup();
-      relay.requestHeaders(headersMsg(), false);
-      relay.requestBody(bodyMsg('request_body', 'x', true), true);
+      relay.message(envoyMsg(headersMsg()));
+      relay.message(envoyMsg(bodyMsg('request_body', 'x', true)));
       await pool.complete(call);
       call.reply(immediateResponse({ status: 400, body: 'bad' }));
       relay.endOfInput();
@@ -169,8 +170,8 @@ describe('EppRelay: relaying', () => {
 
     it('half-close and reset with work pending (the EPP had not answered): the call is cancelled at once', async () => {
       const { pool, relay, call } = setup();
-      relay.requestHeaders(headersMsg(), false);
-      relay.requestBody(bodyMsg('request_body', 'x', false), false);
+      relay.message(envoyMsg(headersMsg()));
+      relay.message(envoyMsg(bodyMsg('request_body', 'x', false)));
       await pool.complete(call);
       relay.endOfInput();
       expect(call.ended).toBe(true);
@@ -181,7 +182,7 @@ describe('EppRelay: relaying', () => {
 
   it('Envoy half-close before the call opens half-closes it once open', async () => {
     const { pool, relay, call } = setup();
-    relay.requestHeaders(headersMsg({ eos: true }), true);
+    relay.message(envoyMsg(headersMsg({ eos: true })));
     relay.endOfInput();
     await pool.complete(call);
     expect(call.written).toHaveLength(1);
@@ -190,10 +191,10 @@ describe('EppRelay: relaying', () => {
 
   it('backpressure: pauses Envoy while the EPP is backed up, and the EPP while Envoy is', async () => {
     const { envoy, pool, relay, call } = setup();
-    relay.requestHeaders(headersMsg(), false);
+    relay.message(envoyMsg(headersMsg()));
     await pool.complete(call);
     call.writeResult = false;
-    relay.requestBody(bodyMsg('request_body', 'a', false), false);
+    relay.message(envoyMsg(bodyMsg('request_body', 'a', false)));
     expect(envoy.paused).toBe(true);
     call.writeResult = true;
     call.emit('drain');
@@ -212,11 +213,11 @@ describe('EppRelay: relaying', () => {
 describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
   it('full duplex: the router finishes the echo from its own copy, then passes everything through', async () => {
     const { envoy, pool, relay, call, outcomes } = setup();
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', 'aaaa', false), false);
-    relay.requestBody(bodyMsg('request_body', 'bbbb', false), false);
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', 'aaaa', false)));
+    relay.message(envoyMsg(bodyMsg('request_body', 'bbbb', false)));
     await pool.complete(call);
-    relay.requestBody(bodyMsg('request_body', 'cc', true), true);
+    relay.message(envoyMsg(bodyMsg('request_body', 'cc', true)));
     call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     call.reply(streamedBody('request_body', Buffer.from('aaaab'), false)); // 1 response for 1.25 chunks
     call.status(GrpcStatus.UNAVAILABLE, 'crashed');
@@ -226,8 +227,8 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
     expect(envoy.failed).toBeUndefined();
     expect(envoy.decidedOutcome).toBe('finished_by_router');
     expect(outcomes.log).toEqual(['ok cluster-a/default/pool-a', 'stream cluster-a/default/pool-a']);
-    relay.responseHeaders(responseHeadersMsg(), false);
-    relay.responseBody(bodyMsg('response_body', 'tok', true), true);
+    relay.message(envoyMsg(responseHeadersMsg()));
+    relay.message(envoyMsg(bodyMsg('response_body', 'tok', true)));
     expect(envoy.kinds().slice(-2)).toEqual(['response_headers', 'response_body']);
     relay.endOfInput();
     expect(envoy.finished).toBeDefined();
@@ -235,9 +236,9 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
 
   it('full duplex with trailers pending: echo the rest (not ended) and answer the trailers', async () => {
     const { envoy, pool, relay, call } = setup();
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', 'abc', false), false);
-    relay.requestTrailers(trailersMsg('request_trailers'));
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', 'abc', false)));
+    relay.message(envoyMsg(trailersMsg('request_trailers')));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     call.status(GrpcStatus.INTERNAL, 'crashed');
@@ -247,14 +248,14 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
 
   it('response path, full duplex: the unechoed response bytes are echoed, then pass-through', async () => {
     const { envoy, pool, relay, call } = setup();
-    relay.requestHeaders(headersMsg({ eos: true }), true);
+    relay.message(envoyMsg(headersMsg({ eos: true })));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
-    relay.responseHeaders(responseHeadersMsg(), false);
+    relay.message(envoyMsg(responseHeadersMsg()));
     call.reply(encodeResponse({ response_headers: {} }));
-    relay.responseBody(bodyMsg('response_body', 'tok1', false), false);
+    relay.message(envoyMsg(bodyMsg('response_body', 'tok1', false)));
     call.status(GrpcStatus.UNAVAILABLE, 'gone');
-    relay.responseBody(bodyMsg('response_body', 'tok2', true), true);
+    relay.message(envoyMsg(bodyMsg('response_body', 'tok2', true)));
     const bodies = envoy
       .responses()
       .filter((r) => r.response === 'response_body')
@@ -265,11 +266,11 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
 
   it('BUFFERED: pending body and trailers get CONTINUE', async () => {
     const { envoy, pool, relay, call } = setup({ protocol: BUFFERED });
-    relay.requestHeaders(headersMsg({ protocol: BUFFERED }), false);
+    relay.message(envoyMsg(headersMsg({ protocol: BUFFERED })));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
-    relay.requestBody(bodyMsg('request_body', '{}', false), false);
-    relay.requestTrailers(trailersMsg('request_trailers'));
+    relay.message(envoyMsg(bodyMsg('request_body', '{}', false)));
+    relay.message(envoyMsg(trailersMsg('request_trailers')));
     call.status(GrpcStatus.UNAVAILABLE, 'gone');
     await flush();
     expect(envoy.kinds()).toEqual(['request_headers', 'request_body', 'request_trailers']);
@@ -278,8 +279,8 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
 
   it('ended OK with nothing pending: ends Envoy OK (Envoy continues without a processor)', async () => {
     const { envoy, pool, relay, call } = setup();
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', 'x', true), true);
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', 'x', true)));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     call.reply(streamedBody('request_body', Buffer.from('x'), true));
@@ -289,8 +290,8 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
 
   it('an empty ProcessingResponse after the commit is never relayed: an EPP failure, finished by the router', async () => {
     const { envoy, pool, relay, call, outcomes } = setup();
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', 'abc', true), true);
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', 'abc', true)));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     call.reply(Buffer.alloc(0)); // instead of the echo
@@ -303,8 +304,8 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
 
   it('a streamed body response carrying a field number 0 (invalid protobuf) is an EPP failure, not an exception', async () => {
     const { envoy, pool, relay, call } = setup();
-    relay.requestHeaders(headersMsg(), false);
-    relay.requestBody(bodyMsg('request_body', 'abc', true), true);
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', 'abc', true)));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     const bad = Buffer.concat([streamedBody('request_body', Buffer.from('abc'), true), Buffer.from([0x00, 0x00])]);
@@ -317,7 +318,7 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
 
   it('a malformed EPP message after the commit is an EPP failure, finished by the router', async () => {
     const { envoy, pool, relay, call } = setup();
-    relay.requestHeaders(headersMsg({ eos: true }), true);
+    relay.message(envoyMsg(headersMsg({ eos: true })));
     await pool.complete(call);
     call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     call.reply(Buffer.from([0x0a, 0xff]));

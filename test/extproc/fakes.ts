@@ -5,41 +5,68 @@ import { Metadata, status as GrpcStatus } from '@grpc/grpc-js';
 import type { EppCall, EppClientPool } from '../../src/extproc/epp-client.js';
 import type { RouterError } from '../../src/extproc/errors.js';
 import type { StreamOutcome } from '../../src/extproc/observer.js';
+import { EnvoyWriter, type EnvoyCall } from '../../src/extproc/envoy-writer.js';
+import type { HeldBytes } from '../../src/extproc/held-bytes.js';
 import type { EnvoySide } from '../../src/extproc/processor.js';
-import { decodeResponse, encodeRequest, type ProcessingResponse } from '../../src/protocol/codec.js';
+import { readEnvoyMessage, type EnvoyMessage } from '../../src/protocol/envoy-message.js';
+import { decodeResponse, encodeRequest, type ProcessingResponse, type ProtocolConfiguration } from '../../src/protocol/codec.js';
 import type { BodySendMode } from '../../src/protocol/constants.js';
 import type { Candidate, EppTarget } from '../../src/snapshot/types.js';
 
+const FD_PROTOCOL: ProtocolConfiguration = { request_body_mode: 4, response_body_mode: 4, send_body_without_waiting_for_header_response: false };
+
+/**
+ * The stream's side of a processor: a real EnvoyWriter over a scripted Envoy
+ * call that records what is written, answers write() with `sendResult`
+ * (backpressure) and keeps the 'drain' listeners for drain().
+ */
 export class FakeEnvoy implements EnvoySide {
   readonly sent: Buffer[] = [];
   readonly metadata = new Metadata();
-  /** What send() returns next (backpressure). */
+  /** What Envoy's call.write() returns next (backpressure). */
   sendResult = true;
+  /** Envoy's input is paused. */
   paused = false;
   drainCallbacks: (() => void)[] = [];
   decidedOutcome: StreamOutcome | undefined;
   finished: StreamOutcome | undefined;
   failed: RouterError | undefined;
+  routedTo: Candidate[] = [];
+  readonly writer: EnvoyWriter;
 
-  send(msg: Buffer): boolean {
-    this.sent.push(msg);
-    return this.sendResult;
+  constructor(protocol: ProtocolConfiguration | null = FD_PROTOCOL, held?: HeldBytes) {
+    const call = {
+      metadata: this.metadata,
+      write: (msg: Buffer): boolean => {
+        this.sent.push(msg);
+        return this.sendResult;
+      },
+      end: (): void => {},
+      pause: (): void => {
+        this.paused = true;
+      },
+      resume: (): void => {
+        this.paused = false;
+      },
+      on: () => call,
+      once: (_event: 'drain', cb: () => void) => this.drainCallbacks.push(cb),
+      emit: () => true,
+    };
+    this.writer = new EnvoyWriter(call as EnvoyCall);
+    this.writer.open(protocol, held);
   }
-  onDrain(cb: () => void): void {
-    this.drainCallbacks.push(cb);
-  }
+
   drain(): void {
     const cbs = this.drainCallbacks;
     this.drainCallbacks = [];
     for (const cb of cbs) cb();
   }
   pause(): void {
-    this.paused = true;
+    this.writer.input.pause();
   }
   resume(): void {
-    this.paused = false;
+    this.writer.input.resume();
   }
-  routedTo: Candidate[] = [];
   decided(outcome: StreamOutcome, replace = false): void {
     if (replace) this.decidedOutcome = outcome;
     else this.decidedOutcome ??= outcome;
@@ -47,12 +74,14 @@ export class FakeEnvoy implements EnvoySide {
   routed(candidate: Candidate): void {
     this.routedTo.push(candidate);
   }
-  /** As the real stream: the decided outcome wins. */
+  /** As the real stream: the decided outcome wins, and nothing is written after. */
   finish(outcome: StreamOutcome): void {
     this.finished = this.decidedOutcome ?? outcome;
+    this.writer.close();
   }
   fail(err: RouterError): void {
     this.failed = err;
+    this.writer.close();
   }
   /** The sent responses, decoded. */
   responses(): ProcessingResponse[] {
@@ -62,6 +91,11 @@ export class FakeEnvoy implements EnvoySide {
   kinds(): string[] {
     return this.responses().map((r) => r.response ?? 'none');
   }
+}
+
+/** One of Envoy's messages as the stream hands it to a processor. */
+export function envoyMsg(raw: Buffer): EnvoyMessage {
+  return readEnvoyMessage(raw);
 }
 
 export class FakeEppCall extends EventEmitter {

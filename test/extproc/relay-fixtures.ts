@@ -68,7 +68,8 @@ export interface SetupOpts {
 }
 
 export function setup(o: SetupOpts = {}) {
-  const envoy = new FakeEnvoy();
+  const held = o.held ?? new HeldBytes(1 << 30, 1 << 30);
+  const envoy = new FakeEnvoy({ ...(o.protocol ?? FD), send_body_without_waiting_for_header_response: false }, held);
   envoy.metadata.set('x-route-tag', 'blue');
   envoy.metadata.set('user-agent', 'envoy');
   const pool = new FakePool();
@@ -87,9 +88,9 @@ export function setup(o: SetupOpts = {}) {
     eppStallTimeoutMs: o.eppStallTimeoutMs ?? 0,
     answerRules: new MemberAnswerRules(),
     guardReport: new AnswerGuardReport(observer, pino({ level: 'silent' })),
-    held: o.held ?? new HeldBytes(1 << 30, 1 << 30),
+    held,
   };
-  const relay: Processor = new EppRelay(envoy, picked(o.primary ?? candidate(), o.fallbacks), { ...(o.protocol ?? FD), send_body_without_waiting_for_header_response: false }, ctx);
+  const relay: Processor = new EppRelay(envoy, picked(o.primary ?? candidate(), o.fallbacks), ctx);
   return { envoy, pool, relay, observer, outcomes, call: new FakeEppCall() };
 }
 

@@ -3,9 +3,9 @@
 // chooses, then behaves like an EPP (echoes bodies as streamed_response, CONTINUE for headers
 // and trailers) so the request can complete when the router relays the answer.
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
-import { encodeResponse, peekRequest, type Init, type ProcessingResponse } from '../../src/protocol/codec.js';
+import { encodeResponse, type Init, type ProcessingResponse } from '../../src/protocol/codec.js';
+import { readEnvoyMessage } from '../../src/protocol/envoy-message.js';
 import { extProcRawService } from '../../src/protocol/services.js';
-import { envoyBody } from '../../src/extproc/exchange.js';
 
 export interface HostileEppOptions {
   /** The answer to the request headers (a Buffer: sent as these exact wire bytes). */
@@ -36,13 +36,13 @@ export async function startHostileEpp(o: HostileEppOptions): Promise<HostileEpp>
         if (held.length > 0) send({ request_body: { response: { body_mutation: { streamed_response: { body: Buffer.concat(held), end_of_stream: true } } } } });
       };
       call.on('data', (msg: Buffer) => {
-        const p = peekRequest(msg);
+        const p = readEnvoyMessage(msg);
         switch (p.case) {
           case 'request_headers':
             if (p.endOfStream) answer();
             return;
           case 'request_body':
-            held.push(Buffer.from(envoyBody(msg, 4)));
+            held.push(Buffer.from(p.body));
             if (p.endOfStream && !answered) answer();
             return;
           case 'request_trailers':
@@ -53,7 +53,7 @@ export async function startHostileEpp(o: HostileEppOptions): Promise<HostileEpp>
             send(o.responseHeaders?.() ?? { response_headers: {} });
             return;
           case 'response_body':
-            send({ response_body: { response: { body_mutation: { streamed_response: { body: envoyBody(msg, 5), end_of_stream: p.endOfStream } } } } });
+            send({ response_body: { response: { body_mutation: { streamed_response: { body: p.body, end_of_stream: p.endOfStream } } } } });
             return;
           case 'response_trailers':
             send({ response_trailers: {} });

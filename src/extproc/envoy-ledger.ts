@@ -1,53 +1,28 @@
 /**
- * What Envoy is still waiting for on one ext_proc stream, tracked while an EPP
- * answers it, so the router can answer in the EPP's place at any point: before
- * anything was relayed (FailOpen, failover to a parent) or after (the EPP failed
- * mid-stream). Envoy then never waits forever, never gets a spurious message,
- * and in FULL_DUPLEX_STREAMED never gets a truncated body.
- *
- * - Headers and trailers, and bodies outside FULL_DUPLEX_STREAMED, are answered
- *   one response per message: a count of unanswered messages per phase.
- * - A FULL_DUPLEX_STREAMED body is a byte stream: only the bytes echoed back as
- *   streamed_response reach the other side, and M responses may answer N
- *   chunks. {@link EchoLedger} keeps Envoy's body bytes not yet echoed (views
- *   into Envoy's messages, released as the EPP echoes them) and whether the echo
- *   reached end_of_stream. It assumes the EPP echoes the body unchanged, as GIE
- *   EPPs do; an EPP that rewrites the body has its byte count clamped.
+ * What Envoy still waits for on one ext_proc stream, so the router can answer
+ * it at any point (docs/protocol.md §1, "Body modes"): a count of unanswered messages per
+ * phase, and for a FULL_DUPLEX_STREAMED body the bytes not echoed yet.
  */
 import { BodySendMode } from '../protocol/constants.js';
-import type { BodyPhase, ProtocolConfiguration, RequestPhase, ResponsePeek } from '../protocol/codec.js';
+import type { BodyPhase, ProtocolConfiguration } from '../protocol/codec.js';
+import type { EnvoyMessage } from '../protocol/envoy-message.js';
+import type { RelayableAnswer } from '../protocol/epp-answer.js';
 import { continueBody, continueHeaders, continueTrailers, streamedBody } from '../protocol/responses.js';
-import { lastPathLength, lastPathPayload } from '../protocol/wire.js';
 import type { HeldBound, HeldBytes } from './held-bytes.js';
 
 const EMPTY: Buffer = Buffer.alloc(0);
-/** Field paths (numbers) of the body bytes, kept as constants: these run for every body message. */
-const REQUEST_BODY_BYTES = [4, 1] as const;
-const RESPONSE_BODY_BYTES = [5, 1] as const;
-const STREAMED_REQUEST_BODY = [3, 1, 3, 3, 1] as const;
-const STREAMED_RESPONSE_BODY = [4, 1, 3, 3, 1] as const;
-
-/** The body bytes of an Envoy body message: ProcessingRequest.request_body(4) / response_body(5) -> HttpBody.body(1). A view, no copy. */
-export function envoyBody(msg: Buffer, member: 4 | 5): Buffer {
-  return lastPathPayload(msg, member === 4 ? REQUEST_BODY_BYTES : RESPONSE_BODY_BYTES) ?? EMPTY;
-}
 
 /**
- * Bytes of the streamed_response in a body response: ProcessingResponse.request_body(3) /
- * response_body(4) -> BodyResponse.response(1) -> CommonResponse.body_mutation(3) ->
- * BodyMutation.streamed_response(3) -> StreamedBodyResponse.body(1).
+ * One FULL_DUPLEX_STREAMED body direction: Envoy's bytes not echoed yet (views
+ * into Envoy's messages, let go as they are echoed). M echoes may answer N
+ * chunks; an echo longer than what is pending (an EPP that rewrites the body) is clamped.
  */
-export function streamedLength(msg: Buffer, member: 3 | 4): number {
-  return Math.max(0, lastPathLength(msg, member === 3 ? STREAMED_REQUEST_BODY : STREAMED_RESPONSE_BODY));
-}
-
-/** One FULL_DUPLEX_STREAMED body direction: Envoy's bytes not yet echoed back. */
 export class EchoLedger {
   private chunks: Buffer[] = [];
   private offset = 0;
   private unechoed = 0;
   /** Envoy's body ended with end_of_stream on a body message (not by trailers). */
-  private bodyEos = false;
+  private bodyEnded = false;
   /** The echo sent end_of_stream: this direction's body is complete. */
   private echoEnded = false;
 
@@ -57,10 +32,10 @@ export class EchoLedger {
       this.chunks.push(chunk);
       this.unechoed += chunk.length;
     }
-    if (endOfStream) this.bodyEos = true;
+    if (endOfStream) this.bodyEnded = true;
   }
 
-  /** The EPP echoed `bytes` more bytes (and ended the echo when `endOfStream`). */
+  /** `bytes` more bytes were echoed (and the echo ended when `endOfStream`). */
   echoed(bytes: number, endOfStream: boolean): void {
     let left = Math.min(bytes, this.unechoed);
     this.unechoed -= left;
@@ -86,13 +61,13 @@ export class EchoLedger {
 
   /** Nothing left to echo: every byte echoed, and the echo ended if Envoy's body did. */
   get complete(): boolean {
-    return this.echoEnded || (this.unechoed === 0 && !this.bodyEos);
+    return this.echoEnded || (this.unechoed === 0 && !this.bodyEnded);
   }
 
-  /** Appends the rest of the echo to `out`: every unechoed byte, the last piece with end_of_stream if Envoy's body ended with it. */
+  /** Appends the rest of the echo to `out`, the last piece with end_of_stream if Envoy's body ended with it. */
   finish(phase: BodyPhase, out: Buffer[]): void {
     if (this.echoEnded) return;
-    const eos = this.bodyEos;
+    const eos = this.bodyEnded;
     const pieces = this.chunks;
     if (pieces.length > 0 && this.offset > 0) pieces[0] = pieces[0]!.subarray(this.offset);
     if (pieces.length === 0 && eos) out.push(streamedBody(phase, EMPTY, true));
@@ -118,10 +93,10 @@ const RESPONSE_HEADERS = 3;
 const RESPONSE_BODY = 4;
 const RESPONSE_TRAILERS = 5;
 
-export class Exchange {
+export class EnvoyLedger {
   readonly requestDuplex: boolean;
   readonly responseDuplex: boolean;
-  /** Unanswered Envoy messages per phase (FULL_DUPLEX_STREAMED bodies: see the ledgers). */
+  /** Unanswered Envoy messages per phase (FULL_DUPLEX_STREAMED bodies: see the echo ledgers). */
   private readonly unanswered = [0, 0, 0, 0, 0, 0];
   private readonly requestEcho: EchoLedger | undefined;
   private readonly responseEcho: EchoLedger | undefined;
@@ -131,12 +106,14 @@ export class Exchange {
   responseStarted = false;
   /** An immediate response reached Envoy: processing is over. */
   immediate = false;
-  /** Unechoed bytes of both ledgers, as last counted in `held`. */
+  /** Envoy half-closed: no more messages will come. */
+  inputEnded = false;
+  /** Unechoed bytes of both directions, as last counted in `held`. */
   private heldNow = 0;
 
   constructor(
     protocol: ProtocolConfiguration | null,
-    private readonly held?: HeldBytes,
+    private readonly held: HeldBytes | undefined,
   ) {
     this.requestDuplex = protocol?.request_body_mode === BodySendMode.FULL_DUPLEX_STREAMED;
     this.responseDuplex = protocol?.response_body_mode === BodySendMode.FULL_DUPLEX_STREAMED;
@@ -144,21 +121,21 @@ export class Exchange {
     if (this.responseDuplex) this.responseEcho = new EchoLedger();
   }
 
-  /** Envoy sent `msg`. Returns the held-bytes bound a FULL_DUPLEX_STREAMED body chunk passed, if any. */
-  fromEnvoy(phase: RequestPhase, msg: Buffer, endOfStream: boolean): HeldBound | undefined {
+  /** Envoy sent `m`. Returns the held-bytes bound a FULL_DUPLEX_STREAMED body chunk passed, if any. */
+  fromEnvoy(m: EnvoyMessage): HeldBound | undefined {
     const n = this.unanswered;
-    switch (phase) {
+    switch (m.case) {
       case 'request_headers':
         n[REQUEST_HEADERS]!++;
-        if (endOfStream) this.requestComplete = true;
+        if (m.endOfStream) this.requestComplete = true;
         return;
       case 'request_body':
-        if (endOfStream) this.requestComplete = true;
+        if (m.endOfStream) this.requestComplete = true;
         if (!this.requestEcho) {
           n[REQUEST_BODY]!++;
           return;
         }
-        this.requestEcho.add(envoyBody(msg, 4), endOfStream);
+        this.requestEcho.add(m.body, m.endOfStream);
         return this.countHeld();
       case 'request_trailers':
         n[REQUEST_TRAILERS]!++;
@@ -174,45 +151,43 @@ export class Exchange {
           n[RESPONSE_BODY]!++;
           return;
         }
-        this.responseEcho.add(envoyBody(msg, 5), endOfStream);
+        this.responseEcho.add(m.body, m.endOfStream);
         return this.countHeld();
       case 'response_trailers':
         n[RESPONSE_TRAILERS]!++;
         this.responseStarted = true;
         return;
+      case 'none':
+        return;
     }
   }
 
-  /** `msg` (peeked as `peek`) from the processor reached Envoy. */
-  fromProcessor(peek: ResponsePeek, msg: Buffer): void {
-    switch (peek.case) {
+  /** An EPP's answer reached Envoy. */
+  answeredBy(a: RelayableAnswer): void {
+    switch (a.case) {
       case 'request_headers':
         return this.answered(REQUEST_HEADERS);
       case 'request_body':
-        if (this.requestEcho) {
-          if (peek.streamed) this.requestEcho.echoed(streamedLength(msg, 3), peek.endOfStream);
-          this.countHeld();
-          return;
-        }
-        return this.answered(REQUEST_BODY);
+        if (!this.requestEcho) return this.answered(REQUEST_BODY);
+        if (a.streamed) this.requestEcho.echoed(a.echoedBytes, a.endOfStream);
+        this.countHeld();
+        return;
       case 'request_trailers':
         return this.answered(REQUEST_TRAILERS);
       case 'response_headers':
         return this.answered(RESPONSE_HEADERS);
       case 'response_body':
-        if (this.responseEcho) {
-          if (peek.streamed) this.responseEcho.echoed(streamedLength(msg, 4), peek.endOfStream);
-          this.countHeld();
-          return;
-        }
-        return this.answered(RESPONSE_BODY);
+        if (!this.responseEcho) return this.answered(RESPONSE_BODY);
+        if (a.streamed) this.responseEcho.echoed(a.echoedBytes, a.endOfStream);
+        this.countHeld();
+        return;
       case 'response_trailers':
         return this.answered(RESPONSE_TRAILERS);
       case 'immediate_response':
       case 'streamed_immediate_response':
         this.immediate = true;
         return;
-      case 'none':
+      case 'override_message_timeout':
         return;
     }
   }
@@ -220,6 +195,11 @@ export class Exchange {
   /** Envoy still waits for the request headers response. */
   get awaitingRequestHeaders(): boolean {
     return this.unanswered[REQUEST_HEADERS]! > 0;
+  }
+
+  /** Request body bytes held for an answer (FULL_DUPLEX_STREAMED). */
+  get heldRequestBytes(): number {
+    return this.requestEcho?.pending ?? 0;
   }
 
   /** Envoy waits for something: an unanswered message, or echo bytes (or an echo's end) not sent. */
@@ -232,9 +212,8 @@ export class Exchange {
   }
 
   /**
-   * Nothing is left for a processor to do on the request path and the response
-   * path has not started: ending the stream with OK (Envoy continues without a
-   * processor) loses nothing.
+   * Nothing is left to answer on the request path and the response path has not
+   * started: ending the stream with OK (Envoy continues without a processor) loses nothing.
    */
   get settled(): boolean {
     return (
@@ -246,10 +225,9 @@ export class Exchange {
   }
 
   /**
-   * The responses that answer everything Envoy waits for, in the order it
-   * expects them (request headers, body, trailers, then the response path),
-   * and marks it all answered. `requestHeaders` answers unanswered request
-   * headers (default CONTINUE), e.g. a destination chosen by the router.
+   * The answers to everything Envoy waits for, in the order it expects them
+   * (request headers, body, trailers, then the response path), marked answered.
+   * `requestHeaders` answers pending request headers (default CONTINUE).
    */
   takeOver(requestHeaders?: Buffer): Buffer[] {
     const n = this.unanswered;

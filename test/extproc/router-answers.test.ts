@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ModeResponder } from '../../src/extproc/responder.js';
+import { HeldBytes } from '../../src/extproc/held-bytes.js';
+import { RouterAnswers } from '../../src/extproc/router-answers.js';
+import { destinationHeadersResponse, parentHeadersResponse } from '../../src/protocol/responses.js';
 import { fromStruct } from '../../src/protocol/struct.js';
 import type { ProcessingResponse, ProtocolConfiguration } from '../../src/protocol/codec.js';
 import { bodyMsg, FakeEnvoy, headersMsg, responseHeadersMsg, trailersMsg } from './fakes.js';
+import { envoyMsg } from './fakes.js';
 
 const FD: ProtocolConfiguration = { request_body_mode: 4, response_body_mode: 4, send_body_without_waiting_for_header_response: false };
 const STREAMED: ProtocolConfiguration = { request_body_mode: 1, response_body_mode: 1, send_body_without_waiting_for_header_response: false };
@@ -26,11 +29,11 @@ function expectDestination(r: ProcessingResponse, addr: string): void {
   expect(fromStruct(r.dynamic_metadata)).toEqual({ 'envoy.lb': { 'x-gateway-destination-endpoint': addr } });
 }
 
-describe('ModeResponder: the parent destination marker', () => {
+describe('RouterAnswers: the parent destination marker', () => {
   it('parent answers also set x-mcip-destination-kind: parent (raw_value); plain ones do not', () => {
     const keys = (parent: boolean) => {
       const envoy = new FakeEnvoy();
-      new ModeResponder(envoy, FD, { destination: PARENT, parent }).requestHeaders(headersMsg({ eos: true }), true);
+      new RouterAnswers(envoy, 'parent', parent ? parentHeadersResponse(PARENT) : destinationHeadersResponse('request_headers', PARENT)).message(envoyMsg(headersMsg({ eos: true })));
       return envoy.responses()[0]!.request_headers!.response!.header_mutation!.set_headers.map((o) => [o.header!.key, o.header!.raw_value.toString(), o.header!.value]);
     };
     expect(keys(true)).toEqual([
@@ -41,15 +44,15 @@ describe('ModeResponder: the parent destination marker', () => {
   });
 });
 
-describe('ModeResponder, parent mode, FULL_DUPLEX_STREAMED', () => {
+describe('RouterAnswers, parent mode, FULL_DUPLEX_STREAMED', () => {
   it('holds the headers response until the body ends, then echoes the body', () => {
     const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, FD, { destination: PARENT });
-    p.requestHeaders(headersMsg(), false);
-    p.requestBody(bodyMsg('request_body', 'ab', false), false);
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg()));
+    p.message(envoyMsg(bodyMsg('request_body', 'ab', false)));
     expect(envoy.sent).toHaveLength(0);
     expect(envoy.decidedOutcome).toBeUndefined();
-    p.requestBody(bodyMsg('request_body', 'cd', true), true);
+    p.message(envoyMsg(bodyMsg('request_body', 'cd', true)));
     const rs = envoy.responses();
     expect(envoy.kinds()).toEqual(['request_headers', 'request_body', 'request_body']);
     expectDestination(rs[0]!, PARENT);
@@ -60,17 +63,17 @@ describe('ModeResponder, parent mode, FULL_DUPLEX_STREAMED', () => {
 
   it('answers headers at once when there is no body', () => {
     const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, FD, { destination: PARENT });
-    p.requestHeaders(headersMsg({ eos: true }), true);
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg({ eos: true })));
     expect(envoy.kinds()).toEqual(['request_headers']);
   });
 
   it('with trailers: headers, body echoed without end_of_stream, then the trailers response', () => {
     const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, FD, { destination: PARENT });
-    p.requestHeaders(headersMsg(), false);
-    p.requestBody(bodyMsg('request_body', 'xyz', false), false);
-    p.requestTrailers(trailersMsg('request_trailers'));
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg()));
+    p.message(envoyMsg(bodyMsg('request_body', 'xyz', false)));
+    p.message(envoyMsg(trailersMsg('request_trailers')));
     const rs = envoy.responses();
     expect(envoy.kinds()).toEqual(['request_headers', 'request_body', 'request_trailers']);
     expect(streamed(rs[1]!, 'request_body')).toEqual({ body: 'xyz', eos: false });
@@ -78,21 +81,21 @@ describe('ModeResponder, parent mode, FULL_DUPLEX_STREAMED', () => {
 
   it('headers then trailers without body', () => {
     const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, FD, { destination: PARENT });
-    p.requestHeaders(headersMsg(), false);
-    p.requestTrailers(trailersMsg('request_trailers'));
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg()));
+    p.message(envoyMsg(trailersMsg('request_trailers')));
     expect(envoy.kinds()).toEqual(['request_headers', 'request_trailers']);
   });
 
   it('sends the headers response early once the held body passes the bound, then streams', () => {
-    const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, FD, { destination: PARENT, maxHeldBodyBytes: 4 });
-    p.requestHeaders(headersMsg(), false);
-    p.requestBody(bodyMsg('request_body', 'abc', false), false);
+    const envoy = new FakeEnvoy(FD, new HeldBytes(4, 1 << 30));
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg()));
+    p.message(envoyMsg(bodyMsg('request_body', 'abc', false)));
     expect(envoy.sent).toHaveLength(0);
-    p.requestBody(bodyMsg('request_body', 'def', false), false);
+    p.message(envoyMsg(bodyMsg('request_body', 'def', false)));
     expect(envoy.kinds()).toEqual(['request_headers', 'request_body', 'request_body']);
-    p.requestBody(bodyMsg('request_body', 'g', true), true);
+    p.message(envoyMsg(bodyMsg('request_body', 'g', true)));
     const rs = envoy.responses();
     expect(rs.slice(1).map((r) => streamed(r, 'request_body'))).toEqual([
       { body: 'abc', eos: false },
@@ -103,12 +106,12 @@ describe('ModeResponder, parent mode, FULL_DUPLEX_STREAMED', () => {
 
   it('response path: headers CONTINUE, body echoed, trailers answered', () => {
     const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, FD, { destination: PARENT });
-    p.requestHeaders(headersMsg({ eos: true }), true);
-    p.responseHeaders(responseHeadersMsg(), false);
-    p.responseBody(bodyMsg('response_body', 'tok1', false), false);
-    p.responseBody(bodyMsg('response_body', 'tok2', false), false);
-    p.responseTrailers(trailersMsg('response_trailers'));
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg({ eos: true })));
+    p.message(envoyMsg(responseHeadersMsg()));
+    p.message(envoyMsg(bodyMsg('response_body', 'tok1', false)));
+    p.message(envoyMsg(bodyMsg('response_body', 'tok2', false)));
+    p.message(envoyMsg(trailersMsg('response_trailers')));
     const rs = envoy.responses();
     expect(envoy.kinds()).toEqual(['request_headers', 'response_headers', 'response_body', 'response_body', 'response_trailers']);
     expect(rs[1]!.response_headers?.response?.header_mutation ?? null).toBeNull();
@@ -118,8 +121,8 @@ describe('ModeResponder, parent mode, FULL_DUPLEX_STREAMED', () => {
 
   it('finishes Envoy\'s stream when Envoy half-closes', () => {
     const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, FD, { destination: PARENT });
-    p.requestHeaders(headersMsg({ eos: true }), true);
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg({ eos: true })));
     p.endOfInput();
     expect(envoy.finished).toBe('parent');
   });
@@ -127,10 +130,10 @@ describe('ModeResponder, parent mode, FULL_DUPLEX_STREAMED', () => {
   it('pauses Envoy while its side is backed up', () => {
     const envoy = new FakeEnvoy();
     envoy.sendResult = false;
-    const p = new ModeResponder(envoy, FD, { destination: PARENT });
-    p.requestHeaders(headersMsg({ eos: true }), true);
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg({ eos: true })));
     expect(envoy.paused).toBe(true);
-    p.responseHeaders(responseHeadersMsg(), false);
+    p.message(envoyMsg(responseHeadersMsg()));
     expect(envoy.drainCallbacks).toHaveLength(1);
     envoy.sendResult = true;
     envoy.drain();
@@ -138,16 +141,16 @@ describe('ModeResponder, parent mode, FULL_DUPLEX_STREAMED', () => {
   });
 });
 
-describe('ModeResponder, other modes', () => {
+describe('RouterAnswers, other modes', () => {
   it('STREAMED: headers answered at once, each body chunk CONTINUE in order', () => {
-    const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, STREAMED, { destination: PARENT });
-    p.requestHeaders(headersMsg({ protocol: STREAMED }), false);
+    const envoy = new FakeEnvoy(STREAMED);
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg({ protocol: STREAMED })));
     expect(envoy.kinds()).toEqual(['request_headers']);
-    p.requestBody(bodyMsg('request_body', 'a', false), false);
-    p.requestBody(bodyMsg('request_body', 'b', true), true);
-    p.responseHeaders(responseHeadersMsg(), false);
-    p.responseBody(bodyMsg('response_body', 'c', true), true);
+    p.message(envoyMsg(bodyMsg('request_body', 'a', false)));
+    p.message(envoyMsg(bodyMsg('request_body', 'b', true)));
+    p.message(envoyMsg(responseHeadersMsg()));
+    p.message(envoyMsg(bodyMsg('response_body', 'c', true)));
     const rs = envoy.responses();
     expect(envoy.kinds()).toEqual(['request_headers', 'request_body', 'request_body', 'response_headers', 'response_body']);
     expect(rs[1]!.request_body?.response?.body_mutation ?? null).toBeNull();
@@ -155,19 +158,19 @@ describe('ModeResponder, other modes', () => {
   });
 
   it('no protocol_config (Envoy before 1.34) is not full duplex', () => {
-    const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, null, { destination: PARENT });
-    p.requestHeaders(headersMsg({ protocol: null }), false);
-    p.requestBody(bodyMsg('request_body', 'all', true), true);
+    const envoy = new FakeEnvoy(null);
+    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    p.message(envoyMsg(headersMsg({ protocol: null })));
+    p.message(envoyMsg(bodyMsg('request_body', 'all', true)));
     expect(envoy.kinds()).toEqual(['request_headers', 'request_body']);
     expectDestination(envoy.responses()[0]!, PARENT);
   });
 
   it('pass-through: CONTINUE without a destination; full-duplex body echoed at once', () => {
     const envoy = new FakeEnvoy();
-    const p = new ModeResponder(envoy, FD);
-    p.requestBody(bodyMsg('request_body', 'q', true), true);
-    p.responseHeaders(responseHeadersMsg(), false);
+    const p = new RouterAnswers(envoy, 'passthrough');
+    p.message(envoyMsg(bodyMsg('request_body', 'q', true)));
+    p.message(envoyMsg(responseHeadersMsg()));
     const rs = envoy.responses();
     expect(envoy.kinds()).toEqual(['request_body', 'response_headers']);
     expect(streamed(rs[0]!, 'request_body')).toEqual({ body: 'q', eos: true });

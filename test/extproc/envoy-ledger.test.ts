@@ -1,14 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { EchoLedger, envoyBody, Exchange, streamedLength } from '../../src/extproc/exchange.js';
-import { decodeResponse, encodeResponse, peekResponse, type ProtocolConfiguration } from '../../src/protocol/codec.js';
-import { continueBody, destinationHeadersResponse, streamedBody } from '../../src/protocol/responses.js';
-import { bodyMsg, headersMsg, responseHeadersMsg, trailersMsg } from './fakes.js';
+import { MemberAnswerRules } from '../../src/extproc/answer-rules.js';
+import { EchoLedger, EnvoyLedger } from '../../src/extproc/envoy-ledger.js';
+import { HeldBytes } from '../../src/extproc/held-bytes.js';
+import { decodeResponse, encodeResponse, type ProtocolConfiguration } from '../../src/protocol/codec.js';
+import { readEppAnswer } from '../../src/protocol/epp-answer.js';
+import { destinationHeadersResponse, streamedBody } from '../../src/protocol/responses.js';
+import { bodyMsg, envoyMsg, headersMsg, responseHeadersMsg, trailersMsg } from './fakes.js';
 
 const FD: ProtocolConfiguration = { request_body_mode: 4, response_body_mode: 4, send_body_without_waiting_for_header_response: false };
 const STREAMED: ProtocolConfiguration = { request_body_mode: 1, response_body_mode: 1, send_body_without_waiting_for_header_response: true };
 
-function fromEpp(x: Exchange, msg: Buffer): void {
-  x.fromProcessor(peekResponse(msg), msg);
+const RULES = new MemberAnswerRules().of('cluster-a');
+
+function fromEpp(x: EnvoyLedger, msg: Buffer): void {
+  const a = readEppAnswer(msg, RULES, 'list');
+  if (a.t !== 'answer') throw new Error(`not an answer: ${a.t}`);
+  x.answeredBy(a);
 }
 
 /** Kinds and streamed bodies of what takeOver() answers. */
@@ -20,17 +27,6 @@ function describeOut(out: Buffer[]): string[] {
     return sr ? `${kind}:${sr.body.toString()}${sr.end_of_stream ? ':eos' : ''}` : kind;
   });
 }
-
-describe('wire helpers', () => {
-  it('read body bytes of Envoy body messages and of streamed responses without decoding', () => {
-    expect(envoyBody(bodyMsg('request_body', 'hello', false), 4).toString()).toBe('hello');
-    expect(envoyBody(bodyMsg('response_body', 'tok', true), 5).toString()).toBe('tok');
-    expect(envoyBody(bodyMsg('request_body', '', true), 4)).toHaveLength(0);
-    expect(streamedLength(streamedBody('request_body', Buffer.from('abcdef'), false), 3)).toBe(6);
-    expect(streamedLength(streamedBody('response_body', Buffer.alloc(0), true), 4)).toBe(0);
-    expect(streamedLength(continueBody('request_body'), 3)).toBe(0);
-  });
-});
 
 describe('EchoLedger', () => {
   it('M echoes for N chunks: keeps exactly the bytes not echoed yet', () => {
@@ -78,12 +74,12 @@ describe('EchoLedger', () => {
   });
 });
 
-describe('Exchange', () => {
+describe('EnvoyLedger', () => {
   it('full duplex: request headers answered by the EPP, the rest of the echo and the trailers by takeOver', () => {
-    const x = new Exchange(FD);
-    x.fromEnvoy('request_headers', headersMsg(), false);
-    x.fromEnvoy('request_body', bodyMsg('request_body', 'abcd', false), false);
-    x.fromEnvoy('request_trailers', trailersMsg('request_trailers'), true);
+    const x = new EnvoyLedger(FD, undefined);
+    x.fromEnvoy(envoyMsg(headersMsg()));
+    x.fromEnvoy(envoyMsg(bodyMsg('request_body', 'abcd', false)));
+    x.fromEnvoy(envoyMsg(trailersMsg('request_trailers')));
     expect(x.requestComplete).toBe(true);
     fromEpp(x, destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     fromEpp(x, streamedBody('request_body', Buffer.from('ab'), false));
@@ -94,42 +90,58 @@ describe('Exchange', () => {
   });
 
   it('before any answer: takeOver answers the headers with the given response, then echoes everything', () => {
-    const x = new Exchange(FD);
-    x.fromEnvoy('request_headers', headersMsg(), false);
-    x.fromEnvoy('request_body', bodyMsg('request_body', '{"a":', false), false);
-    x.fromEnvoy('request_body', bodyMsg('request_body', '1}', true), true);
+    const x = new EnvoyLedger(FD, undefined);
+    x.fromEnvoy(envoyMsg(headersMsg()));
+    x.fromEnvoy(envoyMsg(bodyMsg('request_body', '{"a":', false)));
+    x.fromEnvoy(envoyMsg(bodyMsg('request_body', '1}', true)));
     const out = x.takeOver(destinationHeadersResponse('request_headers', '10.9.9.9:80'));
     expect(describeOut(out)).toEqual(['request_headers', 'request_body:{"a":', 'request_body:1}:eos']);
   });
 
   it('non-duplex modes count messages: STREAMED pipelined bodies and the response path get CONTINUE in order', () => {
-    const x = new Exchange(STREAMED);
-    x.fromEnvoy('request_headers', headersMsg({ protocol: null }), false);
-    x.fromEnvoy('request_body', bodyMsg('request_body', 'a', false), false);
-    x.fromEnvoy('request_body', bodyMsg('request_body', 'b', true), true);
+    const x = new EnvoyLedger(STREAMED, undefined);
+    x.fromEnvoy(envoyMsg(headersMsg({ protocol: null })));
+    x.fromEnvoy(envoyMsg(bodyMsg('request_body', 'a', false)));
+    x.fromEnvoy(envoyMsg(bodyMsg('request_body', 'b', true)));
     fromEpp(x, destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     fromEpp(x, encodeResponse({ request_body: {} }));
-    x.fromEnvoy('response_headers', responseHeadersMsg(), false);
-    x.fromEnvoy('response_body', bodyMsg('response_body', 'r', true), true);
+    x.fromEnvoy(envoyMsg(responseHeadersMsg()));
+    x.fromEnvoy(envoyMsg(bodyMsg('response_body', 'r', true)));
     expect(describeOut(x.takeOver())).toEqual(['request_body', 'response_headers', 'response_body']);
   });
 
   it('settled: the request complete and answered, the response path not started', () => {
-    const x = new Exchange(FD);
-    x.fromEnvoy('request_headers', headersMsg(), false);
-    x.fromEnvoy('request_body', bodyMsg('request_body', 'ab', true), true);
+    const x = new EnvoyLedger(FD, undefined);
+    x.fromEnvoy(envoyMsg(headersMsg()));
+    x.fromEnvoy(envoyMsg(bodyMsg('request_body', 'ab', true)));
     fromEpp(x, destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
     expect(x.settled).toBe(false);
     fromEpp(x, streamedBody('request_body', Buffer.from('ab'), true));
     expect(x.settled).toBe(true);
-    x.fromEnvoy('response_headers', responseHeadersMsg(), false);
+    x.fromEnvoy(envoyMsg(responseHeadersMsg()));
     expect(x.settled).toBe(false);
   });
 
   it('an immediate response is recorded', () => {
-    const x = new Exchange(null);
-    x.fromEnvoy('request_headers', headersMsg({ protocol: null }), true);
+    const x = new EnvoyLedger(null, undefined);
+    x.fromEnvoy(envoyMsg(headersMsg({ protocol: null })));
     fromEpp(x, encodeResponse({ immediate_response: { status: { code: 400 } } }));
     expect(x.immediate).toBe(true);
+  });
+});
+
+describe('EnvoyLedger: held bytes', () => {
+  it('counts unechoed body bytes against the bounds and lets them go as the EPP echoes or the stream ends', () => {
+    const held = new HeldBytes(6, 1 << 20);
+    const x = new EnvoyLedger(FD, held);
+    x.fromEnvoy(envoyMsg(headersMsg()));
+    expect(x.fromEnvoy(envoyMsg(bodyMsg('request_body', 'abcd', false)))).toBeUndefined();
+    expect(held.total).toBe(4);
+    expect(x.heldRequestBytes).toBe(4);
+    fromEpp(x, streamedBody('request_body', Buffer.from('abc'), false));
+    expect(held.total).toBe(1);
+    expect(x.fromEnvoy(envoyMsg(bodyMsg('request_body', 'efghij', false)))).toBe('stream');
+    x.releaseHeld();
+    expect(held.total).toBe(0);
   });
 });

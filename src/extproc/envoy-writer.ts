@@ -1,0 +1,161 @@
+/**
+ * The one writer to Envoy on an ext_proc stream: every message to Envoy goes
+ * through it, relayed EPP answers and the router's own answers alike. It keeps
+ * the ledger of what Envoy still waits for, and it owns backpressure: while
+ * Envoy's side is backed up, the current producer (the EPP's call, or Envoy's
+ * own input while the router answers) is paused.
+ */
+import type { Metadata } from '@grpc/grpc-js';
+import type { ProtocolConfiguration } from '../protocol/codec.js';
+import type { EnvoyMessage } from '../protocol/envoy-message.js';
+import type { RelayableAnswer } from '../protocol/epp-answer.js';
+import { immediateResponse } from '../protocol/responses.js';
+import { EnvoyLedger } from './envoy-ledger.js';
+import type { RouterError } from './errors.js';
+import type { HeldBound, HeldBytes } from './held-bytes.js';
+
+/** Envoy's call as the stream uses it: a grpc-js server call, or the node:http2 transport's (src/transport/). */
+export interface EnvoyCall {
+  readonly metadata: Metadata;
+  write(msg: Buffer): boolean;
+  end(): void;
+  pause(): unknown;
+  resume(): unknown;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  on(event: 'data' | 'end' | 'cancelled' | 'error', listener: (...args: any[]) => void): unknown;
+  once(event: 'drain', listener: () => void): unknown;
+  emit(event: 'error', err: Error): boolean;
+}
+
+/** Something that produces messages for Envoy and can be held back. */
+export interface Flow {
+  pause(): void;
+  resume(): void;
+}
+
+export class EnvoyWriter {
+  private ledger: EnvoyLedger | undefined;
+  /** No more answers are written (the stream is over). */
+  private closed = false;
+  /** Envoy's call was ended by the router. */
+  private ended = false;
+  private backedUp = false;
+  /** Holds on Envoy's input: each holder pauses and resumes it once. */
+  private inputHolds = 0;
+  /** What is paused while Envoy's side is backed up. */
+  private producer: Flow;
+  /** Envoy's input as a producer: the router's own answers follow Envoy's messages. */
+  readonly input: Flow = {
+    pause: () => this.holdInput(),
+    resume: () => this.releaseInput(),
+  };
+
+  constructor(private readonly call: EnvoyCall) {
+    this.producer = this.input;
+  }
+
+  /** The stream's processing mode is known (first message): starts the ledger. */
+  open(protocol: ProtocolConfiguration | null, held?: HeldBytes): EnvoyLedger {
+    this.ledger = new EnvoyLedger(protocol, held);
+    return this.ledger;
+  }
+
+  /** What Envoy waits for (after open()). */
+  get waits(): EnvoyLedger {
+    return this.ledger!;
+  }
+
+  /** Envoy's side cannot take more right now. */
+  get isBackedUp(): boolean {
+    return this.backedUp;
+  }
+
+  /** Books one of Envoy's messages. Returns the held-bytes bound it passed, if any. */
+  record(m: EnvoyMessage): HeldBound | undefined {
+    return this.ledger!.fromEnvoy(m);
+  }
+
+  /** Envoy half-closed its side. */
+  inputEnded(): void {
+    if (this.ledger !== undefined) this.ledger.inputEnded = true;
+  }
+
+  /** Relays an EPP's answer. */
+  relay(a: RelayableAnswer): void {
+    this.ledger!.answeredBy(a);
+    this.write(a.msg);
+  }
+
+  /** The router answers everything Envoy waits for; `requestHeaders` answers pending request headers (default CONTINUE). */
+  answerPending(requestHeaders?: Buffer): void {
+    const out = this.ledger!.takeOver(requestHeaders);
+    for (let i = 0; i < out.length; i++) this.write(out[i]!);
+  }
+
+  /** From now on `flow` is held back while Envoy's side is backed up (the previous producer is let go). */
+  produceFrom(flow: Flow): void {
+    if (flow === this.producer) return;
+    if (this.backedUp) {
+      this.producer.resume();
+      flow.pause();
+    }
+    this.producer = flow;
+  }
+
+  /** Ends Envoy's stream with OK: Envoy continues without a processor. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.close();
+    this.call.end();
+  }
+
+  /** Ends Envoy's stream with `err`: an immediate response then OK when user-facing, else a gRPC status. */
+  endWith(err: RouterError): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.close();
+    if (!err.userFacing) {
+      // grpc-js and our transport turn an 'error' event on a server stream into the call's status.
+      this.call.emit('error', Object.assign(new Error(err.message), { code: err.grpcCode, details: err.message }));
+      return;
+    }
+    this.call.write(
+      immediateResponse({
+        status: err.httpStatus,
+        body: err.responseBody(),
+        details: `mcip_router_${err.code}`,
+        ...(err.headers ? { headers: err.headers } : {}),
+      }),
+    );
+    this.call.end();
+  }
+
+  /** The stream is over (ended, or reset by Envoy): nothing more is written, held bytes no longer count. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.ledger?.releaseHeld();
+  }
+
+  private write(msg: Buffer): void {
+    if (this.closed || this.call.write(msg) || this.backedUp) return;
+    this.backedUp = true;
+    this.producer.pause();
+    this.call.once('drain', this.drained);
+  }
+
+  private readonly drained = (): void => {
+    this.backedUp = false;
+    if (!this.closed) this.producer.resume();
+  };
+
+  private holdInput(): void {
+    if (this.inputHolds++ === 0) this.call.pause();
+  }
+
+  private releaseInput(): void {
+    if (this.inputHolds === 0) return;
+    if (--this.inputHolds === 0 && !this.closed) this.call.resume();
+  }
+}
