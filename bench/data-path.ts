@@ -119,6 +119,16 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
       return out;
     };
     openStreams.push(...(await holdStreams(['router', 'floor', 'h2floor', 'direct'], 'fresh')));
+    if (o.onlyOpenStreams) {
+      const routerMemoryAfterLoad = await routerMemory(router);
+      log(`router memory after the open streams: ${JSON.stringify(routerMemoryAfterLoad)}`);
+      const results: DataPathResults = {
+        setups: SETUPS, variants: [], rounds: 0, warmupMs: 0, measureMs: 0, connections: o.connections, maxRequestsPerConnection: o.maxRequestsPerConnection,
+        routerNodeArgs: o.routerNodeArgs, rateRps: {}, cells: [], comparisons: [], openStreams, routerIdleRssMb, routerSignals, routerMemoryAfterLoad,
+        profiled: o.profile, closeMode: o.close, closeCheck: { mode: o.close === 'reset' ? 'graceful' : 'reset', cells: [] },
+      };
+      return { results, profiles };
+    }
 
     const cells: Cell[] = [];
     const rateRps: Record<string, number> = {};

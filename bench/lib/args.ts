@@ -27,6 +27,8 @@ export interface BenchOptions {
   readonly connections: number;
   /** Concurrent open streams for the RSS check. */
   readonly openStreams: number;
+  /** Only the fresh open-streams cell (router, floor, h2floor): no load cells, streaming, close check or control plane. */
+  readonly onlyOpenStreams: boolean;
   readonly skipDataPath: boolean;
   readonly skipControlPlane: boolean;
   /** Control-plane sizes (HTTPRoutes); the largest has 10 pools+imports per route. */
@@ -58,7 +60,7 @@ export interface BenchOptions {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] [--warmup-ms N] [--measure-ms N]
   [--rounds N] [--concurrency 1,16,64,256] [--variants 2k,64k] [--rate N] [--connections N] [--open-streams N]
-  [--routes 10,100,1000] [--reload-routes 10,100] [--skip-data-path] [--skip-control-plane] [--latest|--no-latest] [--no-build]
+  [--only-open-streams] [--routes 10,100,1000] [--reload-routes 10,100] [--skip-data-path] [--skip-control-plane] [--latest|--no-latest] [--no-build]
   [--close reset|graceful] [--max-requests-per-connection N] [--router-node-args "FLAGS"]
   [--router-transport grpc-js|http2]
   [--stream-chunks 64,256,1024] [--stream-concurrency 1,16,64] [--stream-measure-ms N] [--skip-streaming]
@@ -91,6 +93,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     rate: 0,
     connections: 2,
     openStreams: 1000,
+    onlyOpenStreams: false,
     skipDataPath: false,
     skipControlPlane: false,
     routeSizes: [10, 100, 300, 1000] as readonly number[],
@@ -150,6 +153,12 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         break;
       case '--open-streams':
         o.openStreams = Math.max(1, Math.round(num(next(), a)));
+        break;
+      case '--only-open-streams':
+        o.onlyOpenStreams = true;
+        o.skipControlPlane = true;
+        o.streamChunks = [];
+        o.latest = false;
         break;
       case '--variants': {
         const v = next().split(',').map((x) => x.trim());

@@ -104,10 +104,10 @@ export const extProcSchema = z
     drainTimeoutMs: z.number().int().min(0).default(15000),
     /**
      * What carries the ext_proc data path (the Envoy-facing server and the calls to EPPs):
-     * grpc-js, or gRPC framing on Node's own HTTP/2 (less CPU per message). Health probing
+     * gRPC framing on Node's own HTTP/2 (less CPU per message), or grpc-js. Health probing
      * of EPPs always uses grpc-js.
      */
-    transport: z.enum(['grpc-js', 'http2']).default('grpc-js'),
+    transport: z.enum(['grpc-js', 'http2']).default('http2'),
     ...streamBoundsShape,
   });
 

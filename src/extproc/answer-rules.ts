@@ -37,17 +37,30 @@ export function parseIpPort(endpoint: string): { ip: string; family: 'ipv4' | 'i
 }
 
 /** The rules of one member. */
+/** How many verdicts a member's rules remember (destinations are its pods: few, and seen on every request). */
+export const VERDICT_CACHE_SIZE = 4096;
+
+/** The rules of one member. Verdicts are remembered per endpoint; the memory is bounded and starts over when full. */
 export function answerRules(config: EppAnswersConfig): AnswerRules {
   const allow = blockListOf(config.destinations.allow);
   const deny = blockListOf(config.destinations.deny);
+  const verdicts = new Map<string, GuardFinding | null>();
+  const judge = (endpoint: string): GuardFinding | undefined => {
+    const a = parseIpPort(endpoint);
+    if (a === undefined) return { reason: 'destination_invalid', detail: `"${endpoint}" is not ip:port` };
+    if (!allow.check(a.ip, a.family)) return { reason: 'destination_denied', detail: `${endpoint} is outside destinations.allow` };
+    if (deny.check(a.ip, a.family)) return { reason: 'destination_denied', detail: `${endpoint} is inside destinations.deny` };
+    return undefined;
+  };
   return {
     headers: new Set(config.headers),
     destinationRefusal(endpoint) {
-      const a = parseIpPort(endpoint);
-      if (a === undefined) return { reason: 'destination_invalid', detail: `"${endpoint}" is not ip:port` };
-      if (!allow.check(a.ip, a.family)) return { reason: 'destination_denied', detail: `${endpoint} is outside destinations.allow` };
-      if (deny.check(a.ip, a.family)) return { reason: 'destination_denied', detail: `${endpoint} is inside destinations.deny` };
-      return undefined;
+      const known = verdicts.get(endpoint);
+      if (known !== undefined) return known ?? undefined;
+      const verdict = judge(endpoint);
+      if (verdicts.size >= VERDICT_CACHE_SIZE) verdicts.clear();
+      verdicts.set(endpoint, verdict ?? null);
+      return verdict;
     },
   };
 }

@@ -1,7 +1,6 @@
 /**
  * What an EPP's answer may change, enforced on its wire bytes in one walk of the
- * fields that can carry a change (the caller skips body echoes that carry none,
- * see ResponsePeek.guard):
+ * fields that can carry a change:
  * - a destination (x-gateway-destination-endpoint set in a header mutation, and
  *   envoy.lb/x-gateway-destination-endpoint in dynamic_metadata) must be `ip:port`
  *   entries the member's rules allow, else the whole answer is refused;
@@ -13,7 +12,8 @@
  * Untouched fields are copied byte for byte (unknown fields survive).
  */
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
-import { scanFields, payloadOf, lenField, WIRE_LEN } from './wire.js';
+import * as F from './response-fields.js';
+import { cursor, findLast, found, mergedLen, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, type FieldRewriter, type Rewrite } from './wire-walk.js';
 
 /** Why an answer was refused or a part of it dropped (a closed set: a metric label). */
 export type GuardReason =
@@ -36,105 +36,156 @@ export interface AnswerRules {
   destinationRefusal(endpoint: string): GuardFinding | undefined;
 }
 
-export type GuardResult =
-  | {
-      readonly ok: true;
-      /** The answer to relay: the EPP's bytes, or a copy without the dropped parts. */
-      readonly msg: Buffer;
-      /** The destination the answer sets in its header mutation, if any (validated). */
-      readonly destination: string | undefined;
-      readonly dropped: readonly GuardFinding[];
-    }
-  | { readonly ok: false; readonly refusal: GuardFinding };
-
-// ProcessingResponse
-const REQUEST_HEADERS = 1;
-const RESPONSE_BODY = 4;
-const REQUEST_TRAILERS = 5;
-const RESPONSE_TRAILERS = 6;
-const IMMEDIATE_RESPONSE = 7;
-const DYNAMIC_METADATA = 8;
-const STREAMED_IMMEDIATE_RESPONSE = 11;
-// HeadersResponse.response / BodyResponse.response
-const COMMON_RESPONSE = 1;
-// CommonResponse
-const HEADER_MUTATION = 2;
-const ADDED_TRAILERS = 4;
-// TrailersResponse.header_mutation
-const TRAILERS_HEADER_MUTATION = 1;
-// ImmediateResponse.headers
-const IMMEDIATE_HEADERS = 2;
-// HeaderMutation
-const SET_HEADERS = 1;
-const REMOVE_HEADERS = 2;
-// HeaderValueOption.header; HeaderMap.headers
-const OPTION_HEADER = 1;
-const MAP_HEADERS = 1;
-// HeaderValue
-const KEY = 1;
-const VALUE = 2;
-const RAW_VALUE = 3;
-// google.protobuf.Struct.fields (map entry key=1, value=2); Value
-const STRUCT_FIELDS = 1;
-const ENTRY_KEY = 1;
-const ENTRY_VALUE = 2;
-const STRING_VALUE = 3;
-const STRUCT_VALUE = 5;
-
-type Rewrite = Buffer | null | undefined;
-
-/**
- * Rewrites the LEN fields of `buf`: `fn` returns a new payload, null to drop the
- * field, or undefined to keep it. Returns `buf` itself when nothing changed.
- */
-function rewriteFields(buf: Buffer, fn: (no: number, payload: Buffer) => Rewrite): Buffer {
-  const fields = scanFields(buf);
-  let parts: Buffer[] | undefined;
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i]!;
-    let out: Rewrite;
-    if (f.wireType === WIRE_LEN) {
-      const payload = payloadOf(buf, f);
-      out = fn(f.no, payload);
-      if (out === payload) out = undefined;
-    }
-    if (out === undefined && parts === undefined) continue;
-    if (parts === undefined) parts = fields.slice(0, i).map((g) => buf.subarray(g.start, g.end));
-    if (out === undefined) parts.push(buf.subarray(f.start, f.end));
-    else if (out !== null) parts.push(lenField(f.no, out));
-  }
-  return parts === undefined ? buf : Buffer.concat(parts);
+/** Which message type a field being walked belongs to. */
+export const enum Level {
+  Answer,
+  HeadersOrBody,
+  Common,
+  Trailers,
+  Immediate,
+  Mutation,
+  HeaderMap,
+  Metadata,
+  /** Levels the reader adds (epp-answer.ts) start here. */
+  Reader,
 }
 
-/** The payload of the last LEN occurrence of field `no`, or undefined: what a parser keeps of a string field. */
-function lastLen(buf: Buffer, no: number): Buffer | undefined {
-  let found: Buffer | undefined;
-  for (const f of scanFields(buf)) if (f.no === no && f.wireType === WIRE_LEN) found = payloadOf(buf, f);
-  return found;
+const NO_FINDINGS: readonly GuardFinding[] = Object.freeze([]);
+
+const text = (buf: Buffer, from: number, to: number): string => buf.toString('utf8', from, to);
+
+/** The last LEN occurrence of field `no` in `hv` as text ('' when absent). */
+function lastText(hv: Buffer, no: number): string {
+  return findLast(hv, 0, hv.length, no) ? text(hv, found.start, found.end) : '';
 }
 
 /**
- * A singular message field as Envoy's (C++) parser sees it: every occurrence merged,
- * which is their payloads concatenated. Judging only the last occurrence (protobufjs'
- * reading) would let an answer hide a value in an earlier one.
+ * The rules walk over one answer. A reader keeps one and resets it per answer;
+ * the walk is synchronous, so state lives in fields and nothing is allocated
+ * for an answer that carries nothing to judge.
  */
-function mergedLen(buf: Buffer, no: number): Buffer | undefined {
-  const parts: Buffer[] = [];
-  for (const f of scanFields(buf)) if (f.no === no && f.wireType === WIRE_LEN) parts.push(payloadOf(buf, f));
-  return parts.length <= 1 ? parts[0] : Buffer.concat(parts);
-}
-
-const text = (b: Buffer | undefined): string => (b === undefined ? '' : b.toString('utf8'));
-
-class Walk {
-  readonly dropped: GuardFinding[] = [];
+export class GuardWalk implements FieldRewriter {
+  rules!: AnswerRules;
+  dropped: GuardFinding[] | undefined;
   refusal: GuardFinding | undefined;
   destination: string | undefined;
+  /** The ProcessingResponse member being walked (0 at the top level). */
+  member = 0;
+  /** Key (lower case) of the header value judged last. */
+  protected key = '';
+  /** The last envoy.lb entry of dynamic_metadata: its Struct (merged), and whether it sets the destination. */
+  lbStruct: Buffer | undefined;
+  lbHasDestination = false;
 
-  constructor(private readonly rules: AnswerRules) {}
+  reset(rules: AnswerRules): void {
+    this.rules = rules;
+    this.dropped = undefined;
+    this.refusal = undefined;
+    this.destination = undefined;
+    this.member = 0;
+    this.lbStruct = undefined;
+    this.lbHasDestination = false;
+  }
+
+  findings(): readonly GuardFinding[] {
+    return this.dropped ?? NO_FINDINGS;
+  }
+
+  /** A member of ProcessingResponse.response begins. */
+  protected enterMember(no: number): void {
+    this.member = no;
+  }
+
+  /** CommonResponse.body_mutation of a body answer (read by the reader). */
+  protected bodyMutation(_buf: Buffer, _start: number, _end: number): void {}
+
+  /** ImmediateResponse.status (read by the reader). */
+  protected immediateStatus(_buf: Buffer, _start: number, _end: number): void {}
+
+  /** A set header the rules keep (HeaderValueOption at [start, end), its merged HeaderValue `hv`): the reader may rewrite it. */
+  protected keptSetHeader(_buf: Buffer, _start: number, _end: number, _hv: Buffer): Rewrite {
+    return undefined;
+  }
+
+  scalar(_level: number, _no: number): void {}
+
+  field(level: number, buf: Buffer, no: number, start: number, end: number): Rewrite {
+    switch (level) {
+      case Level.Answer:
+        return this.answerField(buf, no, start, end);
+      case Level.HeadersOrBody:
+        return no === F.COMMON_RESPONSE ? rewriteFields(buf, start, end, this, Level.Common) : undefined;
+      case Level.Common:
+        return this.commonField(buf, no, start, end);
+      case Level.Trailers:
+        return no === F.TRAILERS_HEADER_MUTATION ? rewriteFields(buf, start, end, this, Level.Mutation) : undefined;
+      case Level.Immediate:
+        if (no === F.IMMEDIATE_STATUS) this.immediateStatus(buf, start, end);
+        return no === F.IMMEDIATE_HEADERS ? rewriteFields(buf, start, end, this, Level.Mutation) : undefined;
+      case Level.Mutation:
+        return this.mutationField(buf, no, start, end);
+      case Level.HeaderMap:
+        return no !== F.MAP_HEADERS || this.headerValue(buf.subarray(start, end), 'add trailer') ? undefined : null;
+      case Level.Metadata:
+        return no === F.STRUCT_FIELDS ? this.metadataEntry(buf, start, end) : undefined;
+    }
+    return undefined;
+  }
+
+  private answerField(buf: Buffer, no: number, start: number, end: number): Rewrite {
+    if (no === F.DYNAMIC_METADATA) return rewriteFields(buf, start, end, this, Level.Metadata);
+    if (no < F.REQUEST_HEADERS || (no > F.IMMEDIATE_RESPONSE && no !== F.STREAMED_IMMEDIATE_RESPONSE)) return undefined;
+    this.enterMember(no);
+    if (no <= F.RESPONSE_BODY) return rewriteFields(buf, start, end, this, Level.HeadersOrBody);
+    if (no <= F.RESPONSE_TRAILERS) return rewriteFields(buf, start, end, this, Level.Trailers);
+    if (no === F.IMMEDIATE_RESPONSE) return rewriteFields(buf, start, end, this, Level.Immediate);
+    this.refusal ??= { reason: 'unsupported_answer', detail: 'streamed_immediate_response is not part of the EPP protocol' };
+    return undefined;
+  }
+
+  private commonField(buf: Buffer, no: number, start: number, end: number): Rewrite {
+    if (no === F.HEADER_MUTATION) return rewriteFields(buf, start, end, this, Level.Mutation);
+    if (no === F.ADDED_TRAILERS) return rewriteFields(buf, start, end, this, Level.HeaderMap);
+    if (no === F.BODY_MUTATION && (this.member === F.REQUEST_BODY || this.member === F.RESPONSE_BODY)) {
+      this.bodyMutation(buf, start, end);
+    }
+    return undefined;
+  }
+
+  /** HeaderMutation: set/remove of headers outside the allowlist are dropped; a destination it sets is checked. */
+  private mutationField(buf: Buffer, no: number, start: number, end: number): Rewrite {
+    if (no === F.REMOVE_HEADERS) return this.allowed(text(buf, start, end).toLowerCase(), 'remove header') ? undefined : null;
+    if (no !== F.SET_HEADERS) return undefined;
+    const hv = mergedLen(buf, start, end, F.OPTION_HEADER);
+    if (hv === undefined) return undefined;
+    return this.headerValue(hv, 'set header') ? this.keptSetHeader(buf, start, end, hv) : null;
+  }
+
+  private allowed(key: string, what: string): boolean {
+    if (this.rules.headers.has(key)) return true;
+    (this.dropped ??= []).push({ reason: 'header_not_allowed', detail: `${what} "${key}"` });
+    return false;
+  }
+
+  /** One HeaderValue an answer sets: allowed or not; a destination is checked. */
+  private headerValue(hv: Buffer, what: string): boolean {
+    const key = lastText(hv, F.HEADER_KEY).toLowerCase();
+    this.key = key;
+    if (!this.allowed(key, what)) return false;
+    if (key === DESTINATION_ENDPOINT_HEADER) {
+      const raw = lastText(hv, F.HEADER_RAW_VALUE);
+      const value = lastText(hv, F.HEADER_VALUE);
+      // Envoy reads raw_value; check whichever is set, both when both are.
+      if (raw !== '') this.checkDestination(raw, `header ${key}`);
+      if (value !== '') this.checkDestination(value, `header ${key}`);
+      if (raw === '' && value === '') this.checkDestination('', `header ${key}`);
+      this.destination ??= raw !== '' ? raw : value;
+    }
+    return true;
+  }
 
   /** A comma-separated destination: every entry must be allowed. */
-  checkDestination(value: string, where: string): void {
+  private checkDestination(value: string, where: string): void {
     if (this.refusal !== undefined) return;
     for (const raw of value.split(',')) {
       const entry = raw.trim();
@@ -149,91 +200,35 @@ class Walk {
     }
   }
 
-  private allowed(key: string, what: string): boolean {
-    if (this.rules.headers.has(key)) return true;
-    this.dropped.push({ reason: 'header_not_allowed', detail: `${what} "${key}"` });
-    return false;
-  }
-
-  /** HeaderMutation: drops set/remove of headers outside the allowlist; checks a destination it sets. */
-  mutation = (buf: Buffer): Rewrite =>
-    rewriteFields(buf, (no, payload) => {
-      if (no === REMOVE_HEADERS) return this.allowed(text(payload).toLowerCase(), 'remove header') ? undefined : null;
-      if (no !== SET_HEADERS) return undefined;
-      const hv = mergedLen(payload, OPTION_HEADER);
-      return hv === undefined || this.headerValue(hv, 'set header') ? undefined : null;
-    });
-
-  /** HeaderMap (headers added as trailers): entries outside the allowlist are dropped. */
-  headerMap = (buf: Buffer): Rewrite =>
-    rewriteFields(buf, (no, hv) => (no !== MAP_HEADERS || this.headerValue(hv, 'add trailer') ? undefined : null));
-
-  /** One HeaderValue an answer sets: allowed or not; a destination is checked. */
-  private headerValue(hv: Buffer, what: string): boolean {
-    const key = text(lastLen(hv, KEY)).toLowerCase();
-    if (!this.allowed(key, what)) return false;
-    if (key === DESTINATION_ENDPOINT_HEADER) {
-      const raw = lastLen(hv, RAW_VALUE);
-      const value = lastLen(hv, VALUE);
-      // Envoy reads raw_value; check whichever is set, both when both are.
-      if (raw !== undefined && raw.length > 0) this.checkDestination(text(raw), `header ${key}`);
-      if (value !== undefined && value.length > 0) this.checkDestination(text(value), `header ${key}`);
-      if ((raw === undefined || raw.length === 0) && (value === undefined || value.length === 0)) {
-        this.checkDestination('', `header ${key}`);
-      }
-      this.destination ??= text(raw !== undefined && raw.length > 0 ? raw : value);
-    }
-    return true;
-  }
-
-  /** CommonResponse: its header_mutation and added trailers. */
-  common = (buf: Buffer): Rewrite =>
-    rewriteFields(buf, (no, payload) => {
-      if (no === HEADER_MUTATION) return this.mutation(payload);
-      if (no === ADDED_TRAILERS) return this.headerMap(payload);
-      return undefined;
-    });
-
   /** dynamic_metadata: only envoy.lb is kept, and a destination in it is checked. */
-  metadata = (buf: Buffer): Rewrite =>
-    rewriteFields(buf, (no, entry) => {
-      if (no !== STRUCT_FIELDS) return undefined;
-      const ns = text(lastLen(entry, ENTRY_KEY));
-      if (ns !== LB_METADATA_NAMESPACE) {
-        this.dropped.push({ reason: 'metadata_namespace', detail: `dynamic_metadata namespace "${ns}"` });
-        return null;
-      }
-      const struct = mergedLen(mergedLen(entry, ENTRY_VALUE) ?? Buffer.alloc(0), STRUCT_VALUE);
-      for (const f of struct === undefined ? [] : scanFields(struct)) {
-        if (f.no !== STRUCT_FIELDS || f.wireType !== WIRE_LEN) continue;
-        const inner = payloadOf(struct!, f);
-        if (text(lastLen(inner, ENTRY_KEY)) !== DESTINATION_ENDPOINT_HEADER) continue;
-        const value = mergedLen(inner, ENTRY_VALUE);
-        const s = value === undefined ? undefined : lastLen(value, STRING_VALUE);
-        this.checkDestination(text(s), `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER}`);
-      }
-      return undefined;
-    });
-}
-
-/** Applies `rules` to one encoded EPP ProcessingResponse. Throws on malformed input. */
-export function guardAnswer(msg: Buffer, rules: AnswerRules): GuardResult {
-  const w = new Walk(rules);
-  const out = rewriteFields(msg, (no, payload) => {
-    if (no >= REQUEST_HEADERS && no <= RESPONSE_BODY) {
-      // Headers and body responses: response(1) is a CommonResponse.
-      return rewriteFields(payload, (n, common) => (n === COMMON_RESPONSE ? w.common(common) : undefined));
+  private metadataEntry(buf: Buffer, start: number, end: number): Rewrite {
+    const ns = findLast(buf, start, end, F.ENTRY_KEY) ? text(buf, found.start, found.end) : '';
+    if (ns !== LB_METADATA_NAMESPACE) {
+      (this.dropped ??= []).push({ reason: 'metadata_namespace', detail: `dynamic_metadata namespace "${ns}"` });
+      return null;
     }
-    if (no === REQUEST_TRAILERS || no === RESPONSE_TRAILERS) {
-      return rewriteFields(payload, (n, m) => (n === TRAILERS_HEADER_MUTATION ? w.mutation(m) : undefined));
-    }
-    if (no === IMMEDIATE_RESPONSE) return rewriteFields(payload, (n, m) => (n === IMMEDIATE_HEADERS ? w.mutation(m) : undefined));
-    if (no === DYNAMIC_METADATA) return w.metadata(payload);
-    if (no === STREAMED_IMMEDIATE_RESPONSE && w.refusal === undefined) {
-      w.refusal = { reason: 'unsupported_answer', detail: 'streamed_immediate_response is not part of the EPP protocol' };
+    const value = mergedLen(buf, start, end, F.ENTRY_VALUE);
+    const struct = value === undefined ? undefined : mergedLen(value, 0, value.length, F.STRUCT_VALUE);
+    this.lbStruct = struct;
+    this.lbHasDestination = false;
+    if (struct === undefined) return undefined;
+    cursor.at = 0;
+    while (cursor.at < struct.length) {
+      const tag = readTag(struct, struct.length);
+      if (tag >>> 3 !== F.STRUCT_FIELDS || (tag & 7) !== WIRE_LEN) {
+        skipValue(struct, tag & 7, struct.length);
+        continue;
+      }
+      const entryEnd = readLenEnd(struct, struct.length);
+      const inner = struct.subarray(cursor.at, entryEnd);
+      if (lastText(inner, F.ENTRY_KEY) === DESTINATION_ENDPOINT_HEADER) {
+        this.lbHasDestination = true;
+        const v = mergedLen(inner, 0, inner.length, F.ENTRY_VALUE);
+        const s = v === undefined ? '' : lastText(v, F.STRING_VALUE);
+        this.checkDestination(s, `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER}`);
+      }
+      cursor.at = entryEnd;
     }
     return undefined;
-  });
-  if (w.refusal !== undefined) return { ok: false, refusal: w.refusal };
-  return { ok: true, msg: out, destination: w.destination, dropped: w.dropped };
+  }
 }

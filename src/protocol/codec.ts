@@ -10,7 +10,7 @@ import protobuf from 'protobufjs';
 import { isAbsolute, join } from 'node:path';
 import { PROCESSING_REQUEST_TYPE, PROCESSING_RESPONSE_TYPE } from './constants.js';
 import { EXT_PROC_PROTO, protosDir } from './proto-files.js';
-import { lastPathLength } from './wire.js';
+import { lastPathLength } from './wire-walk.js';
 import type {
   HeaderMap,
   HeaderValue,
@@ -108,15 +108,6 @@ const RESPONSE_CASES: readonly ResponseCase[] = [
 const LEN = 2;
 const VARINT = 0;
 
-export interface RequestPeek {
-  case: RequestCase;
-  /**
-   * HttpHeaders.end_of_stream (3) or HttpBody.end_of_stream (2) of the set
-   * member; always true for trailers (they end their direction); false for none.
-   */
-  endOfStream: boolean;
-}
-
 export interface ResponsePeek {
   case: ResponseCase;
   /** A body response whose body_mutation is a streamed_response. */
@@ -131,7 +122,7 @@ export interface ResponsePeek {
   guard: boolean;
 }
 
-/** Reads a field tag; field number 0 is malformed (as wire.ts's scanFields and Envoy's parser have it). */
+/** Reads a field tag; field number 0 is malformed (as wire-walk.ts and Envoy's parser have it). */
 function readTag(r: protobuf.Reader): number {
   const tag = r.uint32();
   if (tag >>> 3 === 0) throw new RangeError('ext_proc: malformed message (field number 0)');
@@ -179,34 +170,6 @@ function innerLimit(r: protobuf.Reader): number {
   const end = r.pos + len;
   if (end > r.len) throw new RangeError('ext_proc: malformed message (length beyond end)');
   return end;
-}
-
-/** Which member of ProcessingRequest.request is set, and whether it ends its direction. */
-export function peekRequest(buf: Uint8Array): RequestPeek {
-  const r = protobuf.Reader.create(buf);
-  let result: RequestPeek = { case: 'none', endOfStream: false };
-  while (r.pos < r.len) {
-    const tag = readTag(r);
-    const no = tag >>> 3;
-    const wireType = tag & 7;
-    const c = REQUEST_CASES[no];
-    if (c !== undefined && c !== 'none' && wireType === LEN) {
-      const end = innerLimit(r);
-      // A repeated occurrence of the same member merges into it; another member replaces it.
-      const previous = result.case === c ? result.endOfStream : false;
-      let eos: boolean | undefined;
-      if (no <= 3) eos = readBool(r, end, 3); // HttpHeaders.end_of_stream
-      else if (no <= 5) eos = readBool(r, end, 2); // HttpBody.end_of_stream
-      else {
-        r.pos = end;
-        eos = true;
-      }
-      result = { case: c, endOfStream: eos ?? previous };
-    } else {
-      r.skipType(wireType);
-    }
-  }
-  return result;
 }
 
 /** ProcessingResponse.dynamic_metadata. */

@@ -3,8 +3,8 @@
  * ends its direction, and the body bytes of a body message (a view, no copy).
  * Everything the data path needs from a message after the first one.
  */
-import { peekRequest, type RequestCase } from './codec.js';
-import { lastPathPayload } from './wire.js';
+import type { RequestCase } from './codec.js';
+import { cursor, readBool, readLenEnd, readTag, skipValue, WIRE_LEN, WIRE_VARINT } from './wire-walk.js';
 
 export interface EnvoyMessage {
   /** The set member of ProcessingRequest.request ('none': no member, a protocol violation). */
@@ -17,16 +17,66 @@ export interface EnvoyMessage {
   readonly raw: Buffer;
 }
 
-const EMPTY: Buffer = Buffer.alloc(0);
-/** ProcessingRequest.request_body(4) / response_body(5) -> HttpBody.body(1). */
-const REQUEST_BODY_BYTES = [4, 1] as const;
-const RESPONSE_BODY_BYTES = [5, 1] as const;
+// ProcessingRequest members
+const REQUEST_HEADERS = 2;
+const REQUEST_BODY = 4;
+const RESPONSE_BODY = 5;
+const RESPONSE_TRAILERS = 7;
+// HttpHeaders
+const HEADERS_END_OF_STREAM = 3;
+// HttpBody
+const BODY_BYTES = 1;
+const BODY_END_OF_STREAM = 2;
 
-/** Reads one ProcessingRequest. Throws on malformed input. */
+const CASES: readonly RequestCase[] = [
+  'none', 'none', 'request_headers', 'response_headers', 'request_body',
+  'response_body', 'request_trailers', 'response_trailers',
+];
+const EMPTY: Buffer = Buffer.alloc(0);
+
+/**
+ * Reads one ProcessingRequest. A repeated occurrence of the member merges into
+ * it (a later end_of_stream or body wins); another member replaces it. Throws
+ * on malformed input.
+ */
 export function readEnvoyMessage(raw: Buffer): EnvoyMessage {
-  const peek = peekRequest(raw);
-  let body = EMPTY;
-  if (peek.case === 'request_body') body = lastPathPayload(raw, REQUEST_BODY_BYTES) ?? EMPTY;
-  else if (peek.case === 'response_body') body = lastPathPayload(raw, RESPONSE_BODY_BYTES) ?? EMPTY;
-  return { case: peek.case, endOfStream: peek.endOfStream, body, raw };
+  let member = 0;
+  let endOfStream = false;
+  let bodyStart = 0;
+  let bodyEnd = 0;
+  const limit = raw.length;
+  cursor.at = 0;
+  while (cursor.at < limit) {
+    const tag = readTag(raw, limit);
+    const no = tag >>> 3;
+    if (no < REQUEST_HEADERS || no > RESPONSE_TRAILERS || (tag & 7) !== WIRE_LEN) {
+      skipValue(raw, tag & 7, limit);
+      continue;
+    }
+    const end = readLenEnd(raw, limit);
+    if (no !== member) {
+      member = no;
+      endOfStream = false;
+      bodyStart = bodyEnd = 0;
+    }
+    if (no > RESPONSE_BODY) {
+      endOfStream = true;
+      cursor.at = end;
+      continue;
+    }
+    const eosField = no < REQUEST_BODY ? HEADERS_END_OF_STREAM : BODY_END_OF_STREAM;
+    const body = no >= REQUEST_BODY;
+    while (cursor.at < end) {
+      const t = readTag(raw, end);
+      const n = t >>> 3;
+      if (n === eosField && (t & 7) === WIRE_VARINT) endOfStream = readBool(raw, end);
+      else if (body && n === BODY_BYTES && (t & 7) === WIRE_LEN) {
+        bodyEnd = readLenEnd(raw, end);
+        bodyStart = cursor.at;
+        cursor.at = bodyEnd;
+      } else skipValue(raw, t & 7, end);
+    }
+  }
+  const body = bodyEnd > bodyStart ? raw.subarray(bodyStart, bodyEnd) : EMPTY;
+  return { case: CASES[member]!, endOfStream, body, raw };
 }

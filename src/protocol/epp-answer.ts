@@ -3,10 +3,12 @@
  * (held to the member's rules, answer-guard.ts, and with a destination list
  * rewritten per `destinationHeader`), and what the relay's bookkeeping needs.
  */
-import { guardAnswer, type AnswerRules, type GuardFinding } from './answer-guard.js';
-import { decodeResponse, peekResponse, type ResponseCase } from './codec.js';
-import { rewriteDestination, type DestinationHeaderMode } from './responses.js';
-import { lastPathLength, scanFields } from './wire.js';
+import { GuardWalk, Level, type AnswerRules, type GuardFinding } from './answer-guard.js';
+import type { ResponseCase } from './codec.js';
+import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
+import * as F from './response-fields.js';
+import { primaryEndpoint, type DestinationHeaderMode } from './responses.js';
+import { cursor, dropField, findLast, found, lenField, readBool, readInt32, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, WIRE_VARINT, type Rewrite } from './wire-walk.js';
 
 /** What an answer answers: a response member, or only override_message_timeout (answers nothing, Envoy acts on it). */
 export type AnswerCase = Exclude<ResponseCase, 'none'> | 'override_message_timeout';
@@ -42,65 +44,207 @@ export type EppAnswer =
   | { readonly t: 'refused'; readonly refusal: GuardFinding };
 
 const NOTHING_DROPPED: readonly GuardFinding[] = Object.freeze([]);
-/** ProcessingResponse.override_message_timeout. */
-const OVERRIDE_MESSAGE_TIMEOUT = 10;
-const STREAMED_REQUEST_BODY = [3, 1, 3, 3, 1] as const;
-const STREAMED_RESPONSE_BODY = [4, 1, 3, 3, 1] as const;
+const CASES: readonly (AnswerCase | undefined)[] = [
+  undefined, 'request_headers', 'response_headers', 'request_body', 'response_body',
+  'request_trailers', 'response_trailers', 'immediate_response',
+  undefined, undefined, undefined, 'streamed_immediate_response',
+];
+
+const enum ReaderLevel {
+  /** A HeaderValueOption whose destination list is cut to its first entry. */
+  DestinationOption = Level.Reader,
+  /** That option's HeaderValue: raw_value and value replaced. */
+  DestinationValue,
+}
+
+const isBody = (no: number): boolean => no === F.REQUEST_BODY || no === F.RESPONSE_BODY;
+
+/**
+ * Walks one answer once: the rules (GuardWalk), and on the way the streamed
+ * body, the immediate status and retry-after, and the destination list.
+ * Repeated occurrences of the member merge; another member replaces it.
+ */
+class AnswerReader extends GuardWalk {
+  primaryOnly = false;
+  /** The last member seen (0: none). */
+  last = 0;
+  /** A body member's header mutation or added trailers (it is then judged like a headers answer). */
+  bodyChanges = false;
+  streamed = false;
+  endOfStream = false;
+  echoedBytes = 0;
+  status: number | undefined;
+  retryAfter: string | undefined;
+  metadata = false;
+  overridesTimeout = false;
+  /** The destination list as the EPP sent it, once cut to its first entry in the header. */
+  list: string | undefined;
+  private primary: Buffer | undefined;
+  private cutRaw = false;
+  private cutValue = false;
+
+  start(rules: AnswerRules, destinationHeader: DestinationHeaderMode): void {
+    this.reset(rules);
+    this.primaryOnly = destinationHeader === 'primary';
+    this.last = 0;
+    this.metadata = false;
+    this.overridesTimeout = false;
+    this.list = undefined;
+    this.clearMember();
+  }
+
+  private clearMember(): void {
+    this.bodyChanges = false;
+    this.streamed = false;
+    this.endOfStream = false;
+    this.echoedBytes = 0;
+    this.status = undefined;
+    this.retryAfter = undefined;
+  }
+
+  /** Whether the rules' verdict counts: an answer that can change something besides body bytes. */
+  judged(): boolean {
+    return this.metadata || (this.last !== 0 && (!isBody(this.last) || this.bodyChanges));
+  }
+
+  protected override enterMember(no: number): void {
+    super.enterMember(no);
+    if (no !== this.last) this.clearMember();
+    this.last = no;
+  }
+
+  override scalar(level: number, no: number): void {
+    if (level !== Level.Answer) return;
+    if (no === F.DYNAMIC_METADATA) this.metadata = true;
+    else if (no === F.OVERRIDE_MESSAGE_TIMEOUT) this.overridesTimeout = true;
+  }
+
+  override field(level: number, buf: Buffer, no: number, start: number, end: number): Rewrite {
+    if (level === Level.Answer) this.scalar(level, no);
+    else if (level === Level.Common && isBody(this.member) && (no === F.HEADER_MUTATION || no === F.ADDED_TRAILERS)) {
+      this.bodyChanges = true;
+    } else if (level === ReaderLevel.DestinationOption) {
+      return no === F.OPTION_HEADER ? this.cutDestination(buf, start, end) : undefined;
+    } else if (level === ReaderLevel.DestinationValue) {
+      return (no === F.HEADER_RAW_VALUE && this.cutRaw) || (no === F.HEADER_VALUE && this.cutValue) ? this.primary : undefined;
+    }
+    return super.field(level, buf, no, start, end);
+  }
+
+  /** BodyMutation: a streamed_response's end_of_stream and body length (last occurrence of each). */
+  protected override bodyMutation(buf: Buffer, start: number, end: number): void {
+    cursor.at = start;
+    while (cursor.at < end) {
+      const tag = readTag(buf, end);
+      if (tag >>> 3 !== F.STREAMED_RESPONSE || (tag & 7) !== WIRE_LEN) {
+        skipValue(buf, tag & 7, end);
+        continue;
+      }
+      const streamedEnd = readLenEnd(buf, end);
+      this.streamed = true;
+      while (cursor.at < streamedEnd) {
+        const t = readTag(buf, streamedEnd);
+        const n = t >>> 3;
+        const wt = t & 7;
+        if (n === F.STREAMED_END_OF_STREAM && wt === WIRE_VARINT) this.endOfStream = readBool(buf, streamedEnd);
+        else if (n === F.STREAMED_BODY && wt === WIRE_LEN) {
+          const bodyEnd = readLenEnd(buf, streamedEnd);
+          this.echoedBytes = bodyEnd - cursor.at;
+          cursor.at = bodyEnd;
+        } else skipValue(buf, wt, streamedEnd);
+      }
+    }
+  }
+
+  /** HttpStatus.code (an HttpStatus without one reads as 0). */
+  protected override immediateStatus(buf: Buffer, start: number, end: number): void {
+    this.status ??= 0;
+    cursor.at = start;
+    while (cursor.at < end) {
+      const tag = readTag(buf, end);
+      if (tag >>> 3 === F.STATUS_CODE && (tag & 7) === WIRE_VARINT) this.status = readInt32(buf, end);
+      else skipValue(buf, tag & 7, end);
+    }
+  }
+
+  protected override keptSetHeader(buf: Buffer, start: number, end: number, hv: Buffer): Rewrite {
+    if (this.member === F.IMMEDIATE_RESPONSE && this.key === 'retry-after') {
+      this.retryAfter ??= headerText(hv);
+    } else if (this.member === F.REQUEST_HEADERS && this.primaryOnly && this.key === DESTINATION_ENDPOINT_HEADER) {
+      return rewriteFields(buf, start, end, this, ReaderLevel.DestinationOption);
+    }
+    return undefined;
+  }
+
+  /** One HeaderValue of a kept destination option: a list keeps only its first entry (in each of raw_value and value that is set). */
+  private cutDestination(buf: Buffer, start: number, end: number): Rewrite {
+    const hv = buf.subarray(start, end);
+    const key = findLast(hv, 0, hv.length, F.HEADER_KEY) ? hv.toString('utf8', found.start, found.end) : '';
+    if (key.toLowerCase() !== DESTINATION_ENDPOINT_HEADER) return undefined;
+    const raw = findLast(hv, 0, hv.length, F.HEADER_RAW_VALUE) && found.end > found.start;
+    const value = findLast(hv, 0, hv.length, F.HEADER_VALUE) && found.end > found.start;
+    const sent = headerText(hv);
+    const primary = primaryEndpoint(sent);
+    if (primary === undefined) return undefined;
+    this.list ??= sent;
+    this.primary = Buffer.from(primary, 'utf8');
+    this.cutRaw = raw;
+    this.cutValue = value;
+    return rewriteFields(buf, start, end, this, ReaderLevel.DestinationValue);
+  }
+}
+
+/** A HeaderValue's text: raw_value when set (what Envoy reads), else value. */
+function headerText(hv: Buffer): string {
+  if (findLast(hv, 0, hv.length, F.HEADER_RAW_VALUE) && found.end > found.start) return hv.toString('utf8', found.start, found.end);
+  return findLast(hv, 0, hv.length, F.HEADER_VALUE) ? hv.toString('utf8', found.start, found.end) : '';
+}
+
+/**
+ * dynamic_metadata with envoy.lb/x-gateway-destination-endpoint set to `list`
+ * unless the EPP set it: the envoy.lb Struct kept, the entry added (a later map
+ * entry wins), as the only dynamic_metadata field.
+ */
+function withListInMetadata(out: Buffer, reader: AnswerReader, list: string): Buffer {
+  if (reader.lbHasDestination) return out;
+  const entry = (key: string, value: Buffer): Buffer =>
+    lenField(F.STRUCT_FIELDS, Buffer.concat([lenField(F.ENTRY_KEY, Buffer.from(key)), lenField(F.ENTRY_VALUE, value)]));
+  const listEntry = entry(DESTINATION_ENDPOINT_HEADER, lenField(F.STRING_VALUE, Buffer.from(list, 'utf8')));
+  const lb = lenField(F.STRUCT_VALUE, Buffer.concat([reader.lbStruct ?? Buffer.alloc(0), listEntry]));
+  return Buffer.concat([dropField(out, F.DYNAMIC_METADATA), lenField(F.DYNAMIC_METADATA, entry(LB_METADATA_NAMESPACE, lb))]);
+}
+
+const reader = new AnswerReader();
 
 /** Reads one EPP answer. Never throws: malformed input is an answer of its own. */
 export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader: DestinationHeaderMode): EppAnswer {
+  let rewritten: Buffer | undefined;
   try {
-    const peek = peekResponse(msg);
-    let out = msg;
-    let dropped = NOTHING_DROPPED;
-    let destination: string | undefined;
-    let refusal: GuardFinding | undefined;
-    if (peek.guard) {
-      const g = guardAnswer(msg, rules);
-      if (g.ok) {
-        out = g.msg;
-        dropped = g.dropped;
-        destination = g.destination;
-      } else refusal = g.refusal;
-    }
-    let c: AnswerCase;
-    if (peek.case === 'none') {
-      if (!scanFields(msg).some((f) => f.no === OVERRIDE_MESSAGE_TIMEOUT)) return { t: 'spurious' };
-      c = 'override_message_timeout';
-    } else c = peek.case;
-    if (refusal !== undefined) return { t: 'refused', refusal };
-    let status: number | undefined;
-    let retryAfter: string | undefined;
-    if (c === 'immediate_response') {
-      const imm = decodeResponse(out).immediate_response;
-      status = imm?.status?.code;
-      for (const o of imm?.headers?.set_headers ?? []) {
-        const h = o.header;
-        if (h && h.key.toLowerCase() === 'retry-after') {
-          retryAfter = h.raw_value.length > 0 ? h.raw_value.toString('utf8') : h.value;
-          break;
-        }
-      }
-    } else if (c === 'request_headers') {
-      out = rewriteDestination(out, destinationHeader);
-    }
-    let echoedBytes = 0;
-    if (peek.streamed && (c === 'request_body' || c === 'response_body')) {
-      echoedBytes = Math.max(0, lastPathLength(out, c === 'request_body' ? STREAMED_REQUEST_BODY : STREAMED_RESPONSE_BODY));
-    }
-    return {
-      t: 'answer',
-      case: c,
-      msg: out,
-      streamed: peek.streamed,
-      endOfStream: peek.endOfStream,
-      echoedBytes,
-      status,
-      retryAfter,
-      destination,
-      dropped,
-    };
+    reader.start(rules, destinationHeader);
+    rewritten = rewriteFields(msg, 0, msg.length, reader, Level.Answer);
   } catch (cause) {
     return { t: 'malformed', cause };
   }
+  const c = reader.last === 0 ? (reader.overridesTimeout ? 'override_message_timeout' : undefined) : CASES[reader.last]!;
+  if (c === undefined) return { t: 'spurious' };
+  const judged = reader.judged();
+  if (judged && reader.refusal !== undefined) return { t: 'refused', refusal: reader.refusal };
+  let out = msg;
+  if (judged) {
+    out = rewritten ?? msg;
+    if (reader.list !== undefined && c === 'request_headers') out = withListInMetadata(out, reader, reader.list);
+  }
+  const streamed = reader.streamed;
+  return {
+    t: 'answer',
+    case: c,
+    msg: out,
+    streamed,
+    endOfStream: reader.endOfStream,
+    echoedBytes: streamed ? reader.echoedBytes : 0,
+    status: c === 'immediate_response' ? reader.status : undefined,
+    retryAfter: c === 'immediate_response' ? reader.retryAfter : undefined,
+    destination: judged ? reader.destination : undefined,
+    dropped: judged ? reader.findings() : NOTHING_DROPPED,
+  };
 }

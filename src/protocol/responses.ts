@@ -1,23 +1,19 @@
 /**
- * Pure builders for the ProcessingResponses the router itself sends Envoy,
- * and the rewrite of an EPP's destination list (docs/protocol.md §1, §2).
+ * Pure builders for the ProcessingResponses the router itself sends Envoy
+ * (docs/protocol.md §1, §2), and how a destination list names its primary.
  * Every builder returns a freshly encoded Buffer.
  */
 import { DESTINATION_ENDPOINT_HEADER, DESTINATION_KIND_HEADER, DESTINATION_KIND_PARENT, LB_METADATA_NAMESPACE } from './constants.js';
-import { encodeResponse, headerText, messageType } from './codec.js';
+import { encodeResponse } from './codec.js';
 import type {
   BodyPhase,
-  HeaderValue,
   HeaderValueOption,
   HeadersPhase,
   Init,
   RequestPhase,
-  Struct,
   TrailersPhase,
-  Value,
 } from './messages.js';
 import { toStruct, type JsonObject, type JsonValue } from './struct.js';
-import { dropField, lenField, rewriteLenField, rewritePath, scanFields, payloadOf, visitPath, WIRE_LEN } from './wire.js';
 
 /**
  * A header set the way Envoy reads it: the value only in raw_value (Envoy
@@ -139,95 +135,8 @@ export function continueResponse(phase: RequestPhase): Buffer {
 /** `primary`: header carries only the first ip:port (Envoy ORIGINAL_DST); `list`: relay as sent. */
 export type DestinationHeaderMode = 'primary' | 'list';
 
-/** ProcessingResponse.request_headers(1) -> HeadersResponse.response(1) -> CommonResponse.header_mutation(2) -> set_headers(1). */
-const SET_HEADERS_PATH = [1, 1, 2, 1] as const;
-const HEADER_VALUE_OPTION_HEADER = 1;
-const HEADER_VALUE_VALUE = 2;
-const HEADER_VALUE_RAW_VALUE = 3;
-const PROCESSING_RESPONSE_DYNAMIC_METADATA = 8;
-
-const HeaderValueType = messageType('envoy.config.core.v3.HeaderValue');
-const StructType = messageType('google.protobuf.Struct');
-
-function destinationHeader(payload: Buffer): { h: HeaderValue; text: string } | undefined {
-  const h = HeaderValueType.decode(payload) as unknown as HeaderValue;
-  return h.key.toLowerCase() === DESTINATION_ENDPOINT_HEADER ? { h, text: headerText(h) } : undefined;
-}
-
 /** The first entry of a comma-separated list, or undefined when `text` is not a list. */
 export function primaryEndpoint(text: string): string | undefined {
   if (!text.includes(',')) return undefined;
   return text.split(',').map((s) => s.trim()).find((s) => s.length > 0);
-}
-
-/** The x-gateway-destination-endpoint an encoded request_headers response sets (last one wins), if any. */
-export function destinationOf(responseBuf: Uint8Array): string | undefined {
-  let found: string | undefined;
-  visitPath(responseBuf, SET_HEADERS_PATH, (option) =>
-    visitPath(option, [HEADER_VALUE_OPTION_HEADER], (hv) => {
-      found = destinationHeader(hv)?.text ?? found;
-    }),
-  );
-  return found;
-}
-
-/**
- * For an EPP's encoded request_headers response whose header mutation sets
- * x-gateway-destination-endpoint to a comma-separated list: in `primary` mode
- * the header keeps only the first ip:port (in each of raw_value/value that was
- * set), while dynamic_metadata envoy.lb/x-gateway-destination-endpoint keeps
- * the full list (added with the header's original value if the EPP did not set
- * it). Returns `responseBuf` itself when there is no list or in `list` mode.
- *
- * Works on the wire bytes: every other field, including fields our protos do
- * not declare, is copied unchanged (only dynamic_metadata is re-encoded, as one
- * field at the end, when the list has to be added to it).
- */
-export function rewriteDestination(responseBuf: Buffer, mode: DestinationHeaderMode): Buffer {
-  if (mode === 'list') return responseBuf;
-  let list: string | undefined;
-  const rewritten = rewritePath(responseBuf, SET_HEADERS_PATH, (option) =>
-    unlessSame(option, rewriteLenField(option, HEADER_VALUE_OPTION_HEADER, (hv) => {
-      const dest = destinationHeader(hv);
-      const primary = dest && primaryEndpoint(dest.text);
-      if (!dest || primary === undefined) return undefined;
-      list ??= dest.text;
-      const bytes = Buffer.from(primary, 'utf8');
-      let next = hv;
-      if (dest.h.raw_value.length > 0) next = rewriteLenField(next, HEADER_VALUE_RAW_VALUE, () => bytes);
-      if (dest.h.value.length > 0) next = rewriteLenField(next, HEADER_VALUE_VALUE, () => bytes);
-      return next;
-    })),
-  );
-  return list === undefined ? responseBuf : withListInMetadata(rewritten, list);
-}
-
-function unlessSame(before: Buffer, after: Buffer): Buffer | undefined {
-  return after === before ? undefined : after;
-}
-
-/** Ensures dynamic_metadata envoy.lb/x-gateway-destination-endpoint is set, keeping whatever the EPP set. */
-function withListInMetadata(buf: Buffer, list: string): Buffer {
-  // Repeated occurrences of a message field merge; for a Struct, later keys win.
-  const merged: Record<string, Value> = {};
-  for (const f of scanFields(buf)) {
-    if (f.no !== PROCESSING_RESPONSE_DYNAMIC_METADATA || f.wireType !== WIRE_LEN) continue;
-    Object.assign(merged, (StructType.decode(payloadOf(buf, f)) as unknown as Struct).fields);
-  }
-  const lb = merged[LB_METADATA_NAMESPACE];
-  const lbFields = lb?.kind === 'structValue' && lb.structValue ? lb.structValue.fields : {};
-  if (lbFields[DESTINATION_ENDPOINT_HEADER] !== undefined) return buf;
-  const metadata: Init<Struct> = {
-    fields: {
-      ...merged,
-      [LB_METADATA_NAMESPACE]: {
-        structValue: { fields: { ...lbFields, [DESTINATION_ENDPOINT_HEADER]: { stringValue: list } } },
-      },
-    },
-  };
-  const encoded = StructType.encode(metadata as never).finish();
-  return Buffer.concat([
-    dropField(buf, PROCESSING_RESPONSE_DYNAMIC_METADATA),
-    lenField(PROCESSING_RESPONSE_DYNAMIC_METADATA, encoded),
-  ]);
 }

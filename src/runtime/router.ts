@@ -194,7 +194,14 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     throw err;
   }
   logger.info(
-    { extProc: extProcAddress, admin: admin.address, ...(debug ? { debug: debug.address } : {}), cluster: config.clusterName, mode: config.mode },
+    {
+      extProc: extProcAddress,
+      admin: admin.address,
+      ...(debug ? { debug: debug.address } : {}),
+      cluster: config.clusterName,
+      mode: config.mode,
+      transport: config.extProc.transport,
+    },
     'mcip-router serving',
   );
 

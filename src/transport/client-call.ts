@@ -8,7 +8,7 @@
 import { EventEmitter } from 'node:events';
 import { constants as h2, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 import { status as Status } from '@grpc/grpc-js';
-import { encodeMessage, FrameError, MessageReader } from './grpc-frame.js';
+import { FrameError, MessageReader, writeMessage } from './grpc-frame.js';
 import { callError, GRPC_CONTENT_TYPE, statusFromHttp, statusFromTrailers } from './grpc-status.js';
 
 interface CallStatus {
@@ -67,9 +67,7 @@ export class H2ClientCall extends EventEmitter {
       this.abort(Status.RESOURCE_EXHAUSTED, `sent message larger than max (${msg.length} vs. ${this.maxMessageBytes})`);
       return true;
     }
-    let ok = true;
-    for (const part of encodeMessage(msg)) ok = this.stream.write(part);
-    return ok;
+    return writeMessage(this.stream, msg);
   }
 
   /** Half-closes the call. */
@@ -130,11 +128,23 @@ export class H2ClientCall extends EventEmitter {
       return;
     }
     // The EPP ended its side (status in the trailers) while ours may still be open: the call
-    // is over (every message was read), and the stream is closed with NO_ERROR.
+    // is over (every message was read), and our side ends too.
     this.status ??= { code: Status.INTERNAL, details: 'the EPP ended the stream without a gRPC status' };
     this.report();
-    if (!this.stream.closed && !this.stream.destroyed) this.stream.close(h2.NGHTTP2_NO_ERROR);
+    this.endOwnSide();
   };
+
+  /**
+   * After the EPP's end: with nothing of ours still queued, an END_STREAM (no RST_STREAM, whose
+   * native submit cost more than the rest of the call's close); with writes queued, which the
+   * EPP will never read, RST_STREAM(NO_ERROR).
+   */
+  private endOwnSide(): void {
+    const stream = this.stream;
+    if (stream.closed || stream.destroyed || stream.writableFinished) return;
+    if (stream.writableLength === 0 && !stream.writableEnded) stream.end();
+    else stream.close(h2.NGHTTP2_NO_ERROR);
+  }
 
   private readonly onClose = (): void => {
     this.closeSeen = true;

@@ -21,26 +21,34 @@ export class FrameError extends Error {
   }
 }
 
-/** The prefix and message to write for `msg` (one buffer for small messages, two otherwise). */
-export function encodeMessage(msg: Buffer): Buffer[] {
+/** Writes `msg` with its prefix: one write for a small message, two for a large one (prefix, then the message itself, no copy). Returns the last write's result. */
+export function writeMessage(out: { write(chunk: Buffer): boolean }, msg: Buffer): boolean {
   const len = msg.length;
   if (len < JOIN_BELOW_BYTES) {
-    const out = Buffer.allocUnsafe(FRAME_HEADER_BYTES + len);
-    out[0] = 0;
-    out.writeUInt32BE(len, 1);
-    msg.copy(out, FRAME_HEADER_BYTES);
-    return [out];
+    const joined = Buffer.allocUnsafe(FRAME_HEADER_BYTES + len);
+    joined[0] = 0;
+    joined.writeUInt32BE(len, 1);
+    msg.copy(joined, FRAME_HEADER_BYTES);
+    return out.write(joined);
   }
   const head = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
   head[0] = 0;
   head.writeUInt32BE(len, 1);
-  return [head, msg];
+  out.write(head);
+  return out.write(msg);
+}
+
+/** The buffers writeMessage writes for `msg`. */
+export function encodeMessage(msg: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  writeMessage({ write: (chunk) => parts.push(chunk) > 0 }, msg);
+  return parts;
 }
 
 /** Splits a stream of DATA chunks into messages; push() throws a FrameError on a message it must refuse. */
 export class MessageReader {
-  /** Bytes of a prefix not complete yet (a prefix split across chunks). */
-  private head = Buffer.alloc(FRAME_HEADER_BYTES);
+  /** Bytes of a prefix not complete yet (a prefix split across chunks); allocated on the first split, as most streams never see one. */
+  private head: Buffer | undefined;
   private headFill = 0;
   /** The message being assembled across chunks, and how much of it has arrived. */
   private body: Buffer | undefined;
@@ -81,12 +89,13 @@ export class MessageReader {
         }
       } else {
         const take = Math.min(FRAME_HEADER_BYTES - this.headFill, end - pos);
-        chunk.copy(this.head, this.headFill, pos, pos + take);
+        const head = (this.head ??= Buffer.allocUnsafeSlow(FRAME_HEADER_BYTES));
+        chunk.copy(head, this.headFill, pos, pos + take);
         this.headFill += take;
         pos += take;
         if (this.headFill < FRAME_HEADER_BYTES) return;
         this.headFill = 0;
-        len = this.checkHeader(this.head[0]!, this.head.readUInt32BE(1));
+        len = this.checkHeader(head[0]!, head.readUInt32BE(1));
         if (len === 0) {
           this.onMessage(Buffer.alloc(0));
           continue;

@@ -8,7 +8,7 @@
 import { EventEmitter } from 'node:events';
 import { constants as h2, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { Metadata, status as Status } from '@grpc/grpc-js';
-import { encodeMessage, FrameError, MessageReader } from './grpc-frame.js';
+import { FrameError, MessageReader, writeMessage } from './grpc-frame.js';
 import { encodeGrpcMessage, GRPC_CONTENT_TYPE } from './grpc-status.js';
 
 const RESPONSE_HEADERS = { [h2.HTTP2_HEADER_STATUS]: 200, [h2.HTTP2_HEADER_CONTENT_TYPE]: GRPC_CONTENT_TYPE };
@@ -60,9 +60,7 @@ export class H2ServerCall extends EventEmitter {
       return true;
     }
     this.sendHeaders();
-    let ok = true;
-    for (const part of encodeMessage(msg)) ok = this.stream.write(part);
-    return ok;
+    return writeMessage(this.stream, msg);
   }
 
   /** Ends the call with status OK. */

@@ -77,4 +77,14 @@ describe('bench flags', () => {
     expect(parseArgs(['--router-node-args=--max-semi-space-size=4']).routerNodeArgs).toEqual(['--max-semi-space-size=4']);
     expect(() => parseArgs(['--quick=1'])).toThrow(/takes no value/);
   });
+
+  it('--only-open-streams measures the fresh open-streams cell alone: no control plane, no streaming, latest.* untouched', () => {
+    const o = parseArgs(['--only-open-streams', '--router-transport', 'http2']);
+    expect(o.onlyOpenStreams).toBe(true);
+    expect(o.skipControlPlane).toBe(true);
+    expect(o.streamChunks).toEqual([]);
+    expect(o.latest).toBe(false);
+    expect(o.routerTransport).toBe('http2');
+    expect(parseArgs([]).onlyOpenStreams).toBe(false);
+  });
 });

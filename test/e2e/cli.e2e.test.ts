@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEnvoyStandin } from '../harness/envoy-standin.js';
+import { testExtProcTransport } from '../harness/extproc-transport.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
 import { eventually } from '../helpers/eventually.js';
 import { completionBody, gatewayYaml, poolYaml, routeYaml, startEpps, stopAll, writeClusterSet } from './clusterset.js';
@@ -154,6 +155,8 @@ describe('serving and graceful shutdown', () => {
     ]);
     const router = await startCli(['--config', set.configFile, '--log-level', 'info']);
     try {
+      // The data path runs on the transport under test (CI runs this file on both).
+      expect(router.logs.find((l) => l.msg === 'mcip-router serving')?.transport).toBe(testExtProcTransport());
       expect((await request(`http://${router.admin}/readyz`)).statusCode).toBe(200);
       const metrics = await (await request(`http://${router.admin}/metrics`)).body.text();
       expect(metrics).toContain('mcip_excluded_objects{cluster="cluster-a",reason="EndpointPickerRefMissing"} 1');

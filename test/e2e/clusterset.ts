@@ -7,6 +7,7 @@ import { mkdtempSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { withTestTransport } from '../harness/extproc-transport.js';
 import { startSimulatedEpp, type SimulatedEpp } from '../harness/simulated-epp.js';
 
 export const GATEWAY = { namespace: 'default', name: 'inference-gateway' };
@@ -143,7 +144,7 @@ export function writeClusterSet(
     ...o.extra,
   };
   const configFile = join(dir, 'router.yaml');
-  writeFileSync(configFile, stringify(config));
+  writeFileSync(configFile, stringify(withTestTransport(config)));
   return { dir, configFile, write };
 }
 

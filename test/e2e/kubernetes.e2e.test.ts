@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
 import { createEnvoyStandin, type EnvoyStandin } from '../harness/envoy-standin.js';
+import { withTestTransport } from '../harness/extproc-transport.js';
 import { KubeApiServer, isList, writeKubeconfig } from '../harness/kube-apiserver.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
 import { eventually } from '../helpers/eventually.js';
@@ -78,7 +79,7 @@ beforeAll(async () => {
   const configFile = join(dir, 'router.yaml');
   await writeFile(
     configFile,
-    stringify({
+    stringify(withTestTransport({
       clusterName: 'cluster-a',
       listen: { extProc: '127.0.0.1:0', admin: '127.0.0.1:0' },
       gateways: [{ namespace: 'default', name: 'inference-gateway' }],
@@ -93,7 +94,7 @@ beforeAll(async () => {
         leaderElection: { leaseNamespace: 'default', leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 },
       },
       log: { level: 'silent' },
-    }),
+    })),
   );
   router = await startRouter(await loadConfig(configFile), { logger: createLogger('info', { write: (l: string) => void logLines.push(l) }), processMetrics: false });
   envoy = createEnvoyStandin(router.extProcAddress);

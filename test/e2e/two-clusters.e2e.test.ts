@@ -18,6 +18,7 @@ import { createLogger } from '../../src/log.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
 import { find, readYaml, renderChart, REPO, type K8sObject, type Obj } from '../charts/render-chart.js';
 import { createEnvoyStandin, type EnvoyStandin } from '../harness/envoy-standin.js';
+import { withTestTransport } from '../harness/extproc-transport.js';
 import { KubeApiServer, RESOURCES, writeKubeconfig } from '../harness/kube-apiserver.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
 import { eventually } from '../helpers/eventually.js';
@@ -84,7 +85,7 @@ beforeAll(async () => {
   cfg.exportController = { ...(cfg.exportController as Obj), leaderElection: { ...((cfg.exportController as Obj).leaderElection as Obj), ...fast } };
   cfg.log = { level: 'silent' };
   const file = join(dir, 'router.yaml');
-  await writeFile(file, stringify(cfg));
+  await writeFile(file, stringify(withTestTransport(cfg)));
   const config = await loadConfig(file);
   exporter = await serveExportController(config, createLogger('silent'), false);
   router = await startRouter(config, { logger: createLogger('silent'), processMetrics: false });

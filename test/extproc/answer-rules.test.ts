@@ -1,7 +1,7 @@
 // A member's answer rules from its config, and the rate-limited report of findings.
 import { describe, expect, it } from 'vitest';
 import { eppAnswersSchema } from '../../src/config/schema.js';
-import { AnswerGuardReport, answerRules, MemberAnswerRules, parseIpPort, WARN_INTERVAL_MS } from '../../src/extproc/answer-rules.js';
+import { AnswerGuardReport, answerRules, MemberAnswerRules, parseIpPort, VERDICT_CACHE_SIZE, WARN_INTERVAL_MS } from '../../src/extproc/answer-rules.js';
 import { RecordingObserver } from './scenario.js';
 
 const defaults = answerRules(eppAnswersSchema.parse({}));
@@ -34,6 +34,19 @@ describe('answerRules', () => {
     expect(r.destinationRefusal('10.20.1.1:80')).toBeUndefined();
     expect(r.destinationRefusal('10.21.1.1:80')?.detail).toBe('10.21.1.1:80 is outside destinations.allow');
     expect(r.destinationRefusal('10.20.9.9:80')?.detail).toBe('10.20.9.9:80 is inside destinations.deny');
+  });
+
+  it('remembers verdicts, the same on every ask, and stays right when its bounded memory starts over', () => {
+    const r = answerRules(eppAnswersSchema.parse({ destinations: { deny: ['10.9.0.0/16'] } }));
+    for (let round = 0; round < 2; round++) {
+      expect(r.destinationRefusal('10.9.1.1:80')?.reason).toBe('destination_denied');
+      expect(r.destinationRefusal('10.8.1.1:80')).toBeUndefined();
+      expect(r.destinationRefusal('nope')?.reason).toBe('destination_invalid');
+    }
+    // A hostile EPP naming a new destination on every answer fills the memory: it starts over, verdicts stay right.
+    for (let i = 0; i < VERDICT_CACHE_SIZE + 10; i++) r.destinationRefusal(`10.${i >> 8 & 255}.${i & 255}.1:80`);
+    expect(r.destinationRefusal('10.9.1.1:80')?.reason).toBe('destination_denied');
+    expect(r.destinationRefusal('10.8.1.1:80')).toBeUndefined();
   });
 
   it('parseIpPort normalises IPv4-mapped IPv6', () => {

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { EppClientPool } from '../../src/extproc/epp-client.js';
+import { testExtProcTransport } from '../harness/extproc-transport.js';
 import type { RouterConfig } from '../../src/config/schema.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../../src/extproc/fail-open.js';
 import { MemberAnswerRules } from '../../src/extproc/answer-rules.js';
@@ -95,13 +96,8 @@ export interface EppTlsInput {
   serverName?: string;
 }
 
-/**
- * The ext_proc transport scenarios run on: MCIP_TEST_EXTPROC_TRANSPORT=http2 runs every
- * scenario on the node:http2 transport (CI runs them on both).
- */
-export function scenarioTransport(): 'grpc-js' | 'http2' {
-  return process.env.MCIP_TEST_EXTPROC_TRANSPORT === 'http2' ? 'http2' : 'grpc-js';
-}
+/** The ext_proc transport scenarios run on (MCIP_TEST_EXTPROC_TRANSPORT, else the schema default). */
+export const scenarioTransport = testExtProcTransport;
 
 export interface ScenarioOptions {
   /** The router's extProc.transport (default: scenarioTransport()). */

@@ -2,7 +2,8 @@
 // everything else (unknown fields included) reaches Envoy byte for byte.
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { guardAnswer, type AnswerRules } from '../../src/protocol/answer-guard.js';
+import type { AnswerRules } from '../../src/protocol/answer-guard.js';
+import { readEppAnswer } from '../../src/protocol/epp-answer.js';
 import { decodeResponse, encodeResponse, type Init, type ProcessingResponse } from '../../src/protocol/codec.js';
 import { headerOption } from '../../src/protocol/responses.js';
 import { toStruct } from '../../src/protocol/struct.js';
@@ -25,7 +26,16 @@ const headersAnswer = (dest: string, extra: Init<ProcessingResponse> = {}): Buff
     ...extra,
   });
 
-describe('guardAnswer', () => {
+/** The rules as an answer is read (epp-answer.ts), without the destination list cut. */
+function guardAnswer(msg: Buffer, r: AnswerRules) {
+  const a = readEppAnswer(msg, r, 'list');
+  if (a.t === 'malformed') throw a.cause;
+  if (a.t === 'refused') return { ok: false as const, refusal: a.refusal };
+  if (a.t !== 'answer') throw new Error(`not an answer: ${a.t}`);
+  return { ok: true as const, msg: a.msg, destination: a.destination, dropped: a.dropped };
+}
+
+describe('the answer rules', () => {
   it('keeps an allowed destination, drops headers outside the allowlist and metadata outside envoy.lb', () => {
     const g = guardAnswer(headersAnswer('10.0.0.1:8000'), rules);
     if (!g.ok) throw new Error('refused');

@@ -8,7 +8,6 @@ import {
   headerText,
   headerValue,
   loadExtProcRoot,
-  peekRequest,
   peekResponse,
   type HeaderMap,
   type Init,
@@ -17,6 +16,8 @@ import {
   type RequestCase,
   type ResponseCase,
 } from '../../src/protocol/codec.js';
+
+import { readEnvoyMessage } from '../../src/protocol/envoy-message.js';
 
 const raw = (s: string) => Buffer.from(s, 'utf8');
 const MIB = 1024 * 1024;
@@ -92,7 +93,12 @@ const requestCases = [
   ['response_body', { body: raw('x') }, 'end_of_stream'],
 ] as const;
 
-describe('peekRequest', () => {
+describe('an Envoy message read once (readEnvoyMessage): case and end_of_stream', () => {
+  const peekRequest = (buf: Buffer) => {
+    const m = readEnvoyMessage(buf);
+    return { case: m.case, endOfStream: m.endOfStream };
+  };
+
   it.each(requestCases)('%s: case and end_of_stream', (c, base, eosField) => {
     for (const eos of [true, false]) {
       const buf = encodeRequest({ [c]: { ...base, [eosField]: eos } } as Init<ProcessingRequest>);
