@@ -83,9 +83,7 @@ export class EppRelay implements Processor, AttemptOwner {
    * itself: it is released (no RST_STREAM). Otherwise it is cancelled.
    */
   dispose(): void {
-    const p = this.phase;
-    this.phase = DONE;
-    if (p.t === 'committed') p.silence.stop();
+    const p = this.leave(DONE);
     if (p.t !== 'attempting' && p.t !== 'committed') return;
     const waits = this.writer.waits;
     if (waits.inputEnded && (waits.immediate || !waits.pendingWork)) p.attempt.release();
@@ -206,7 +204,7 @@ export class EppRelay implements Processor, AttemptOwner {
   private allFailed(): void {
     const answer = this.plan.final();
     if (answer.t === 'error') {
-      this.phase = DONE;
+      this.leave(DONE);
       this.envoy.fail(answer.error);
       return;
     }
@@ -220,7 +218,7 @@ export class EppRelay implements Processor, AttemptOwner {
   private finishForEpp(): void {
     if (this.writer.waits.awaitingRequestHeaders) {
       // Committed by something other than its headers answer: no destination to finish with.
-      this.phase = DONE;
+      this.leave(DONE);
       this.envoy.fail(new RouterError(ErrorCode.EppUnavailable, 'the EPP failed before answering the request headers'));
       return;
     }
@@ -230,19 +228,23 @@ export class EppRelay implements Processor, AttemptOwner {
 
   /** The router answers in the EPP's place from here on; `requestHeaders` answers pending request headers. */
   private routerTakesOver(requestHeaders: Buffer | undefined): void {
-    const p = this.phase;
-    if (p.t === 'committed') p.silence.stop();
     const answers = new RouterAnswers(this.envoy, 'passthrough');
-    this.phase = { t: 'router', answers };
+    this.leave({ t: 'router', answers });
     this.writer.answerPending(requestHeaders);
     if (this.writer.waits.inputEnded) answers.endOfInput();
   }
 
   private end(outcome: StreamOutcome): void {
+    this.leave(DONE);
+    this.envoy.finish(outcome);
+  }
+
+  /** Moves to `next`: the committed phase's silence watch does not outlive it. Returns the phase left. */
+  private leave(next: RelayPhase): RelayPhase {
     const p = this.phase;
     if (p.t === 'committed') p.silence.stop();
-    this.phase = DONE;
-    this.envoy.finish(outcome);
+    this.phase = next;
+    return p;
   }
 
   private attemptOn(candidate: EppCandidate, replay: readonly Buffer[]): EppAttempt {

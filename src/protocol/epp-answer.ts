@@ -124,7 +124,7 @@ class AnswerReader extends GuardWalk {
     else if (level === Level.Common && isBody(this.member) && (no === F.HEADER_MUTATION || no === F.ADDED_TRAILERS)) {
       this.bodyChanges = true;
     } else if (level === ReaderLevel.DestinationOption) {
-      return no === F.OPTION_HEADER ? this.cutDestination(buf, start, end) : undefined;
+      return no === F.OPTION_HEADER ? rewriteFields(buf, start, end, this, ReaderLevel.DestinationValue) : undefined;
     } else if (level === ReaderLevel.DestinationValue) {
       return (no === F.HEADER_RAW_VALUE && this.cutRaw) || (no === F.HEADER_VALUE && this.cutValue) ? this.primary : undefined;
     }
@@ -171,26 +171,27 @@ class AnswerReader extends GuardWalk {
     if (this.member === F.IMMEDIATE_RESPONSE && this.key === 'retry-after') {
       this.retryAfter ??= headerText(hv);
     } else if (this.member === F.REQUEST_HEADERS && this.primaryOnly && this.key === DESTINATION_ENDPOINT_HEADER) {
-      return rewriteFields(buf, start, end, this, ReaderLevel.DestinationOption);
+      return this.cutDestination(buf, start, end, hv);
     }
     return undefined;
   }
 
-  /** One HeaderValue of a kept destination option: a list keeps only its first entry (in each of raw_value and value that is set). */
-  private cutDestination(buf: Buffer, start: number, end: number): Rewrite {
-    const hv = buf.subarray(start, end);
-    const key = findLast(hv, 0, hv.length, F.HEADER_KEY) ? hv.toString('utf8', found.start, found.end) : '';
-    if (key.toLowerCase() !== DESTINATION_ENDPOINT_HEADER) return undefined;
-    const raw = findLast(hv, 0, hv.length, F.HEADER_RAW_VALUE) && found.end > found.start;
-    const value = findLast(hv, 0, hv.length, F.HEADER_VALUE) && found.end > found.start;
+  /**
+   * A kept destination option whose value is a list keeps only its first entry.
+   * The value is the merged HeaderValue `hv` (every header occurrence of the
+   * option, as Envoy merges them: the value the rules checked), and every
+   * occurrence of raw_value and value that the merge keeps non-empty is rewritten,
+   * so the header and the envoy.lb list both carry exactly what was checked.
+   */
+  private cutDestination(buf: Buffer, start: number, end: number, hv: Buffer): Rewrite {
     const sent = headerText(hv);
     const primary = primaryEndpoint(sent);
     if (primary === undefined) return undefined;
+    this.cutRaw = findLast(hv, 0, hv.length, F.HEADER_RAW_VALUE) && found.end > found.start;
+    this.cutValue = findLast(hv, 0, hv.length, F.HEADER_VALUE) && found.end > found.start;
     this.list ??= sent;
     this.primary = Buffer.from(primary, 'utf8');
-    this.cutRaw = raw;
-    this.cutValue = value;
-    return rewriteFields(buf, start, end, this, ReaderLevel.DestinationValue);
+    return rewriteFields(buf, start, end, this, ReaderLevel.DestinationOption);
   }
 }
 

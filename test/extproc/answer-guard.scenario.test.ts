@@ -79,6 +79,22 @@ describe('a hostile EPP', () => {
     expect(sc!.observer.guarded).toContainEqual({ cluster: 'cluster-a', reason: 'destination_denied' });
   });
 
+  it('a denied list in a first HeaderValueOption.header occurrence that a later one overwrites never reaches envoy.lb', async () => {
+    // header {key: DEST, raw_value: <denied list>} + header {key: DEST, raw_value: 10.1.0.7:8000}: Envoy merges the
+    // two into the allowed value the rules check; the router must not cut the overwritten list into the metadata.
+    const w = () => protobuf.Writer.create();
+    const hv = (v: string) => w().uint32((1 << 3) | 2).string(DEST).uint32((3 << 3) | 2).string(v).finish();
+    const option = w().uint32((1 << 3) | 2).bytes(hv('169.254.169.254:80,127.0.0.1:22')).uint32((1 << 3) | 2).bytes(hv('10.1.0.7:8000')).finish();
+    const mutation = w().uint32((1 << 3) | 2).bytes(option).finish();
+    const common = w().uint32((2 << 3) | 2).bytes(mutation).finish();
+    const answer = Buffer.from(w().uint32((1 << 3) | 2).bytes(w().uint32((1 << 3) | 2).bytes(common).finish()).finish());
+    await start({ answer: () => answer });
+    const r = await sc!.envoy.run(req('local.example'));
+    expect(r.status).toBe(200);
+    expect(r.destination).toBe('10.1.0.7:8000');
+    expect(JSON.stringify(r.dynamicMetadata)).not.toContain('169.254.169.254');
+  });
+
   it('a destination that is not ip:port is refused', async () => {
     await start({ answer: () => routeTo('metadata.google.internal:80') });
     const r = await sc!.envoy.run(req('local.example'));

@@ -109,6 +109,18 @@ describe('EppRelay: an EPP that stalls after its answer', () => {
     expect(envoy.decidedOutcome).not.toBe('finished_by_router');
   });
 
+  it('no timer is left behind when an EPP committed before its headers answer fails (the client gets a 503)', async () => {
+    const s = setup({ eppStallTimeoutMs: STALL_MS });
+    s.relay.message(envoyMsg(headersMsg()));
+    s.relay.message(envoyMsg(bodyMsg('request_body', 'aaaa', true)));
+    await s.pool.complete(s.call);
+    s.call.reply(echo('aa')); // commits, request headers still unanswered: the silence watch runs
+    s.call.status(14, 'connection reset');
+    expect(s.envoy.failed?.message).toContain('before answering the request headers');
+    s.relay.dispose(); // as the stream's close does
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('no timer is left behind once the stream is done', async () => {
     const { relay, call } = await committed();
     call.reply(echo('aa'));

@@ -159,19 +159,22 @@ function destinationHeader(payload: Buffer): { h: HeaderValue; text: string } | 
 export function rewriteDestination(responseBuf: Buffer, mode: DestinationHeaderMode): Buffer {
   if (mode === 'list') return responseBuf;
   let list: string | undefined;
-  const rewritten = rewritePath(responseBuf, SET_HEADERS_PATH, (option) =>
-    unlessSame(option, rewriteLenField(option, HEADER_VALUE_OPTION_HEADER, (hv) => {
-      const dest = destinationHeader(hv);
-      const primary = dest && primaryEndpoint(dest.text);
-      if (!dest || primary === undefined) return undefined;
-      list ??= dest.text;
-      const bytes = Buffer.from(primary, 'utf8');
+  const rewritten = rewritePath(responseBuf, SET_HEADERS_PATH, (option) => {
+    // The option's header occurrences merge (Envoy's parser): the merged value is what is judged and cut.
+    const occurrences = scanFields(option).filter((f) => f.no === HEADER_VALUE_OPTION_HEADER && f.wireType === WIRE_LEN);
+    if (occurrences.length === 0) return undefined;
+    const dest = destinationHeader(Buffer.concat(occurrences.map((f) => payloadOf(option, f))));
+    const primary = dest && primaryEndpoint(dest.text);
+    if (!dest || primary === undefined) return undefined;
+    list ??= dest.text;
+    const bytes = Buffer.from(primary, 'utf8');
+    return unlessSame(option, rewriteLenField(option, HEADER_VALUE_OPTION_HEADER, (hv) => {
       let next = hv;
       if (dest.h.raw_value.length > 0) next = rewriteLenField(next, HEADER_VALUE_RAW_VALUE, () => bytes);
       if (dest.h.value.length > 0) next = rewriteLenField(next, HEADER_VALUE_VALUE, () => bytes);
       return next;
-    })),
-  );
+    }));
+  });
   return list === undefined ? responseBuf : withListInMetadata(rewritten, list);
 }
 

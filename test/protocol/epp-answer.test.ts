@@ -126,6 +126,30 @@ describe('readEppAnswer: headers answers', () => {
     expect(answer(msg, 'list').msg).toBe(msg);
   });
 
+  it('primary: a list in an earlier occurrence of the option header that a later one overwrites never reaches envoy.lb', () => {
+    // header {key: DEST, raw_value: <denied list>} + header {key: DEST, raw_value: <allowed>}: Envoy merges the two
+    // into the allowed value, which is what the rules check; the overwritten list must not be cut into the metadata.
+    const hv = (...f: Buffer[]): Buffer => fld(1, ...f);
+    const key = fld(1, Buffer.from(DEST));
+    const option = fld(1, hv(key, fld(3, Buffer.from('1.2.3.4:80,5.6.7.8:80'))), hv(key, fld(3, Buffer.from('10.0.0.1:8000'))));
+    const a = answer(fld(1, fld(1, fld(2, option))));
+    expect(a.destination).toBe('10.0.0.1:8000');
+    const out = decodeResponse(a.msg);
+    expect(out.dynamic_metadata).toBeFalsy();
+    expect(a.msg.includes(Buffer.from('1.2.3.4:80,5.6.7.8:80'))).toBe(true); // kept, and overwritten by Envoy's merge
+  });
+
+  it('primary: a list that only the merge of the option header occurrences makes is cut in every occurrence', () => {
+    // header {key: DEST, raw_value: 10.0.0.1:8000} + header {raw_value: <allowed list>}: Envoy merges to the list.
+    const hv = (...f: Buffer[]): Buffer => fld(1, ...f);
+    const option = fld(1, hv(fld(1, Buffer.from(DEST)), fld(3, Buffer.from('10.0.0.1:8000'))), hv(fld(3, Buffer.from('10.0.0.2:8000,10.0.0.3:8000'))));
+    const a = answer(fld(1, fld(1, fld(2, option))));
+    const out = decodeResponse(a.msg);
+    expect(out.request_headers!.response!.header_mutation!.set_headers[0]!.header!.raw_value.toString()).toBe('10.0.0.2:8000');
+    expect(fromStruct(out.dynamic_metadata)).toEqual({ 'envoy.lb': { [DEST]: '10.0.0.2:8000,10.0.0.3:8000' } });
+    expect(a.msg.includes(Buffer.from('10.0.0.1:8000'))).toBe(false);
+  });
+
   it('primary: envoy.lb keeps what the EPP set there, and the rest of its Struct', () => {
     const msg = headersAnswer('10.0.0.1:8000,10.0.0.2:8000', { dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '10.0.0.2:8000', other: 'x' } }) });
     const out = decodeResponse(answer(msg).msg);
