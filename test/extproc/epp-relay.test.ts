@@ -208,6 +208,32 @@ describe('EppRelay: relaying', () => {
     envoy.drain();
     expect(call.paused).toBe(false);
   });
+
+  it('takeover while both sides are backed up: Envoy stays held until Envoy drains, then flows (holds balanced)', async () => {
+    const { envoy, pool, relay, call } = setup();
+    relay.message(envoyMsg(headersMsg()));
+    relay.message(envoyMsg(bodyMsg('request_body', 'aaaa', true)));
+    await pool.complete(call);
+    call.reply(destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    call.writeResult = false;
+    relay.message(envoyMsg(responseHeadersMsg())); // the EPP's call backs up: the attempt holds Envoy
+    envoy.sendResult = false;
+    call.reply(streamedBody('request_body', Buffer.from('aa'), false)); // Envoy backs up: the writer holds the EPP
+    expect(envoy.paused).toBe(true);
+    expect(call.paused).toBe(true);
+    call.status(GrpcStatus.UNAVAILABLE, 'crashed'); // the attempt lets go; the router now produces from Envoy's input
+    expect(envoy.decidedOutcome).toBe('finished_by_router');
+    expect(envoy.paused).toBe(true); // Envoy's side is still backed up
+    envoy.sendResult = true;
+    envoy.drain();
+    expect(envoy.paused).toBe(false);
+    envoy.sendResult = false;
+    relay.message(envoyMsg(bodyMsg('response_body', 'tok', false)));
+    expect(envoy.paused).toBe(true);
+    envoy.sendResult = true;
+    envoy.drain();
+    expect(envoy.paused).toBe(false);
+  });
 });
 
 describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
