@@ -14,6 +14,7 @@ import type { KubeObject } from '../src/model/types.js';
 import { procUsage, spawnRouter } from './lib/proc.js';
 import { clusterName, routeObject, syntheticClusterSet } from './lib/synthetic.js';
 import type { ReloadPoint } from './lib/types.js';
+import { MAX_YAML_DOCUMENTS } from '../src/sources/yaml-shape.js';
 
 const DEBOUNCE_MS = 0;
 
@@ -36,7 +37,10 @@ export async function reloadPoint(routes: number, changes: number, nodeFlags: re
       mkdirSync(join(dir, name));
       // route-0 lives in its own file: the edit rewrites that file only.
       const rest = s.objects.filter((o) => !(o.kind === 'HTTPRoute' && o.metadata.name === 'route-0'));
-      writeFileSync(join(dir, name, 'objects.yaml'), docs(rest));
+      // The router refuses a file of more than MAX_YAML_DOCUMENTS documents: split the set over files.
+      for (let i = 0; i * MAX_YAML_DOCUMENTS < rest.length; i++) {
+        writeFileSync(join(dir, name, `objects-${i}.yaml`), docs(rest.slice(i * MAX_YAML_DOCUMENTS, (i + 1) * MAX_YAML_DOCUMENTS)));
+      }
       if (c === 0) writeFileSync(join(dir, name, 'route-0.yaml'), docs([routeObject(0)]));
     });
     const config = {

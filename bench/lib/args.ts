@@ -3,6 +3,7 @@
  * --quick is the smoke mode (one short round, fewer cells, smaller control
  * plane repetitions), meant to finish in well under a minute.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { routerMaxRequestsPerConnection } from '../../test/envoy/config-fixtures.js';
 import { ROOT } from './paths.js';
@@ -66,6 +67,15 @@ export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] 
   [--stream-chunks 64,256,1024] [--stream-concurrency 1,16,64] [--stream-measure-ms N] [--skip-streaming]
 `;
 
+/**
+ * The node flags the container image runs the router with (the Dockerfile's ENV NODE_OPTIONS line):
+ * the routers are measured as they ship unless --router-node-args says otherwise.
+ */
+export function imageNodeOptions(dockerfile = new URL('../../Dockerfile', import.meta.url)): string[] {
+  const line = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(readFileSync(dockerfile, 'utf8'));
+  return line === null ? [] : line[1]!.split(/\s+/).filter((f) => f !== '');
+}
+
 function list(v: string): number[] {
   const out = v.split(',').map((s) => Number(s.trim()));
   if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`bad list "${v}"`);
@@ -102,7 +112,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     build: true,
     close: 'reset' as 'reset' | 'graceful',
     maxRequestsPerConnection: undefined as number | undefined,
-    routerNodeArgs: [] as readonly string[],
+    routerNodeArgs: imageNodeOptions() as readonly string[],
     routerTransport: undefined as 'grpc-js' | 'http2' | undefined,
     streamChunks: (quick ? [64] : [64, 256, 1024]) as readonly number[],
     streamConcurrency: (quick ? [16] : [1, 16, 64]) as readonly number[],

@@ -1,12 +1,12 @@
 /**
  * Scrapes one EPP's Prometheus endpoint and keeps the pool series selected by
- * label `name` = pool name. One undici Pool (keep-alive, one connection) per
+ * label `name` = pool name. One kept-alive connection (http-origin.ts) per
  * endpoint, so a black-holed endpoint queues nothing in front of the others.
  * Bounded in time (connect/headers/body timeouts and an overall abort) and in
  * size (maxBytes); a bad answer is a failed scrape that keeps the last values,
  * which then age into "unknown" after 3 intervals.
  */
-import { Pool } from 'undici';
+import { dump, HttpOrigin } from './http-origin.js';
 import { BearerToken, type BearerTokenSpec } from '../credentials/bearer-token.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
 import { Periodic } from './periodic.js';
@@ -106,7 +106,7 @@ export function selectPoolMetrics(
 
 export class MetricsScraper {
   private readonly periodic: Periodic;
-  private pool: { readonly pool: Pool; generation: number; readonly material: ReadonlyMap<string, Buffer> } | undefined;
+  private pool: { readonly origin: HttpOrigin; generation: number; readonly material: ReadonlyMap<string, Buffer> } | undefined;
   private readonly token: BearerToken | undefined;
   /** The token is withheld: plain http without allowTokenOverPlainHttp. */
   private readonly withheld: boolean;
@@ -141,7 +141,7 @@ export class MetricsScraper {
 
   stop(): void {
     this.periodic.stop();
-    this.dropPool();
+    this.dropConnection();
   }
 
   state(): ScrapeState {
@@ -173,27 +173,28 @@ export class MetricsScraper {
     };
     const token = await this.bearerToken();
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
-    const pool = this.ensurePool();
+    const origin = this.connection();
     const signal = AbortSignal.timeout(timeoutMs);
-    const res = await pool.request({ method: 'GET', path, headers, signal });
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      await res.body.dump().catch(() => {});
-      const denied = res.statusCode === 401 || res.statusCode === 403;
+    const res = await origin.get(path, headers, signal);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      await dump(res, DUMP_LIMIT).catch(() => {});
+      const denied = status === 401 || status === 403;
       if (denied) this.token?.invalidate(); // re-read next time
-      throw new ScrapeError(`http-${res.statusCode}`, `HTTP ${res.statusCode}${denied && this.withheld ? this.withheldHint() : ''}`);
+      throw new ScrapeError(`http-${status}`, `HTTP ${status}${denied && this.withheld ? this.withheldHint() : ''}`);
     }
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {
-      res.body.destroy();
+      res.destroy();
       throw new ScrapeError('too-large', `content-length ${declared} > ${maxBytes}`);
     }
     const chunks: Buffer[] = [];
     let total = 0;
-    for await (const chunk of res.body) {
+    for await (const chunk of res) {
       const b = chunk as Buffer;
       total += b.length;
       if (total > maxBytes) {
-        res.body.destroy();
+        res.destroy();
         throw new ScrapeError('too-large', `body larger than ${maxBytes} bytes`);
       }
       chunks.push(b);
@@ -216,15 +217,15 @@ export class MetricsScraper {
     }
   }
 
-  /** The connection pool; rebuilt when a CA / certificate / key file it was built from changed. */
-  private ensurePool(): Pool {
+  /** The connection to the endpoint; rebuilt when a CA / certificate / key file it was built from changed. */
+  private connection(): HttpOrigin {
     const current = this.pool;
     const generation = this.files.generation;
     if (current && (current.generation === generation || this.files.unchanged(current.material))) {
       current.generation = generation;
-      return current.pool;
+      return current.origin;
     }
-    this.dropPool();
+    this.dropConnection();
     const { tls, timeoutMs, origin } = this.settings;
     const files = this.files.recorder();
     const material = files.material;
@@ -239,42 +240,34 @@ export class MetricsScraper {
     const ca = read('caFile', tls.caFile);
     const cert = read('certFile', tls.certFile);
     const key = read('keyFile', tls.keyFile);
-    const pool = new Pool(origin, {
-      connections: 1,
-      pipelining: 1,
-      keepAliveTimeout: Math.max(this.settings.intervalMs * 2, 10_000),
-      keepAliveMaxTimeout: Math.max(this.settings.intervalMs * 4, 60_000),
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      connect: {
-        timeout: timeoutMs,
-        ...(ca ? { ca } : {}),
-        ...(cert && key ? { cert, key } : {}),
-        rejectUnauthorized: ca ? true : !tls.insecureSkipVerify,
-        ...(tls.serverName ? { servername: tls.serverName } : {}),
-      },
+    const connection = new HttpOrigin(origin, Math.max(this.settings.intervalMs * 2, 10_000), {
+      ...(ca ? { ca } : {}),
+      ...(cert && key ? { cert, key } : {}),
+      rejectUnauthorized: ca ? true : !tls.insecureSkipVerify,
+      ...(tls.serverName ? { servername: tls.serverName } : {}),
     });
-    this.pool = { pool, generation, material };
-    return pool;
+    this.pool = { origin: connection, generation, material };
+    return connection;
   }
 
-  private dropPool(): void {
+  private dropConnection(): void {
     const p = this.pool;
     this.pool = undefined;
-    if (p) void p.pool.destroy().catch(() => {});
+    p?.origin.close();
   }
 }
 
-/** Maps undici / abort errors to a small reason vocabulary. */
+/** What is read of an error response's body before the connection is given up. */
+const DUMP_LIMIT = 64 * 1024;
+
+/** Maps Node's HTTP, TLS and abort errors to a small reason vocabulary. */
 function classify(err: unknown): ScrapeError {
   const e = err as { name?: string; code?: string; message?: string };
   const message = e?.message ?? String(err);
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return new ScrapeError('timeout', message);
   switch (e?.code) {
-    case 'UND_ERR_CONNECT_TIMEOUT':
-    case 'UND_ERR_HEADERS_TIMEOUT':
-    case 'UND_ERR_BODY_TIMEOUT':
-    case 'UND_ERR_ABORTED':
+    case 'ABORT_ERR':
+    case 'ETIMEDOUT':
       return new ScrapeError('timeout', message);
     case 'ECONNREFUSED':
     case 'ECONNRESET':
@@ -282,8 +275,8 @@ function classify(err: unknown): ScrapeError {
     case 'ENETUNREACH':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-    case 'UND_ERR_SOCKET':
-    case 'UND_ERR_CLOSED':
+    case 'ECONNABORTED':
+    case 'EPIPE':
       return new ScrapeError('connect', message);
     default:
       return e?.code?.startsWith('ERR_TLS') || e?.code?.includes('CERT') ? new ScrapeError('tls', message) : new ScrapeError('error', message);

@@ -4,7 +4,7 @@
  * when its EPP is not reachable (by design in Parent mode).
  */
 import { connect } from 'node:net';
-import { Pool } from 'undici';
+import { dump, HttpOrigin } from './http-origin.js';
 import { Periodic } from './periodic.js';
 import { joinHostPort, splitHostPort, type ProbeListener, type ProbeOutcome, type ProbeState } from './probe-types.js';
 import { ProbeTracker } from './threshold.js';
@@ -25,7 +25,7 @@ export interface ParentProbeSettings {
 export class ParentProber {
   private readonly tracker: ProbeTracker;
   private readonly periodic: Periodic;
-  private pool: Pool | undefined;
+  private origin: HttpOrigin | undefined;
 
   constructor(
     readonly settings: ParentProbeSettings,
@@ -45,9 +45,8 @@ export class ParentProber {
 
   stop(): void {
     this.periodic.stop();
-    const p = this.pool;
-    this.pool = undefined;
-    if (p) void p.destroy().catch(() => {});
+    this.origin?.close();
+    this.origin = undefined;
   }
 
   state(): ProbeState {
@@ -90,20 +89,18 @@ export class ParentProber {
   private async httpProbe(): Promise<Omit<ProbeOutcome, 'at'>> {
     const { timeoutMs, path = '/', scheme, address } = this.settings;
     try {
-      if (!this.pool) {
+      if (!this.origin) {
         const { host, port } = splitHostPort(address);
-        this.pool = new Pool(`${scheme}://${joinHostPort(host, port)}`, {
-          connections: 1,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-          // The probe carries no data: accept the parent's certificate as is.
-          connect: { timeout: timeoutMs, rejectUnauthorized: false },
+        // The probe carries no data: accept the parent's certificate as is.
+        this.origin = new HttpOrigin(`${scheme}://${joinHostPort(host, port)}`, Math.max(this.settings.intervalMs * 2, 10_000), {
+          rejectUnauthorized: false,
         });
       }
-      const res = await this.pool.request({ method: 'GET', path, signal: AbortSignal.timeout(timeoutMs) });
-      await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
-      if (res.statusCode >= 200 && res.statusCode < 400) return { ok: true, reached: true };
-      return { ok: false, reached: true, reason: `http-${res.statusCode}` };
+      const res = await this.origin.get(path, {}, AbortSignal.timeout(timeoutMs));
+      await dump(res, 64 * 1024).catch(() => {});
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 400) return { ok: true, reached: true };
+      return { ok: false, reached: true, reason: `http-${status}` };
     } catch (err) {
       const e = err as { name?: string; code?: string };
       const timeout = e.name === 'TimeoutError' || e.name === 'AbortError' || (e.code ?? '').includes('TIMEOUT');

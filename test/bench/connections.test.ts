@@ -5,9 +5,12 @@
  * have ended. No server needed: grpc-js connects lazily, and a closed channel
  * reports SHUTDOWN.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connectivityState, type Client } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseArgs } from '../../bench/lib/args.js';
+import { ROOT } from '../../bench/lib/paths.js';
 import { RotatingConnections } from '../../bench/lib/connections.js';
 import { routerMaxRequestsPerConnection } from '../envoy/config-fixtures.js';
 
@@ -66,7 +69,14 @@ describe('bench flags', () => {
     const o = parseArgs([]);
     expect(o.maxRequestsPerConnection).toBe(routerMaxRequestsPerConnection());
     expect(o.close).toBe('reset');
-    expect(o.routerNodeArgs).toEqual([]);
+  });
+
+  it("runs the routers with the image's node flags (the Dockerfile's ENV NODE_OPTIONS) unless told otherwise", () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const flags = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(dockerfile)![1]!.split(' ');
+    expect(flags).toContain('--max-semi-space-size=8');
+    expect(parseArgs([]).routerNodeArgs).toEqual(flags);
+    expect(parseArgs(['--router-node-args', '']).routerNodeArgs).toEqual([]);
   });
 
   it('takes --max-requests-per-connection N (0 = never) and --router-node-args', () => {

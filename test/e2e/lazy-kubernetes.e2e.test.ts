@@ -79,6 +79,8 @@ describe('Kubernetes support loads lazily', () => {
       const urls = rec.urls();
       expect(urls).toContain(`file://${MAIN}`);
       expect(kubernetesUrls(urls)).toEqual([]);
+      // Metrics scrapes and parent probes run on node:http: undici (its WebAssembly parser) is not loaded.
+      expect(urls.filter((u) => u.includes('/node_modules/undici/'))).toEqual([]);
     } finally {
       router.child.kill('SIGKILL');
     }
