@@ -94,6 +94,12 @@ export const extProcSchema = z
      * slow does not count. 0 disables.
      */
     eppStallTimeoutMs: z.number().int().min(0).default(30_000),
+    /**
+     * A finished exchange whose EPP call both sides half-closed is left to the EPP to end
+     * (no RST_STREAM, which would trip Node-based EPPs' rapid-reset limit); past this it is
+     * cancelled.
+     */
+    releaseGraceMs: z.number().int().min(1).default(5_000),
     /** Failover: request messages kept to replay to the next candidate. Past this, a request gets no failover. 0 disables failover. */
     replayBufferBytes: z.number().int().min(0).default(8 * MIB),
     /** Failover: candidates tried per request, the first included. */

@@ -74,6 +74,7 @@ export function relayContext(deps: StreamDeps): RelayContext {
       replayBufferBytes: s.replayBufferBytes,
       maxAttempts: s.maxAttempts,
       eppStallTimeoutMs: s.eppStallTimeoutMs,
+      releaseGraceMs: s.releaseGraceMs,
       answerRules: deps.answerRules ?? new MemberAnswerRules(),
       guardReport: new AnswerGuardReport(deps.observer, deps.logger),
       held: new HeldBytes(s.maxHeldBytesPerStream, s.heldBytesBudget),

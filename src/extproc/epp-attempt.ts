@@ -32,11 +32,9 @@ export interface AttemptSettings {
   readonly observer: DataPathObserver;
   /** The answer deadline and the read deadline (see EppAttempt.arm() and write()); 0 = none. */
   readonly attemptTimeoutMs: number;
-  /** release(): how long a half-closed call is left to end on its own before it is cancelled (default 5000). */
-  readonly releaseGraceMs?: number;
+  /** release(): how long a half-closed call is left to end on its own before it is cancelled (extProc.releaseGraceMs). */
+  readonly releaseGraceMs: number;
 }
-
-export const DEFAULT_RELEASE_GRACE_MS = 5000;
 
 type Timer = NodeJS.Timeout;
 
@@ -146,7 +144,7 @@ export class EppAttempt {
     const grace = setTimeout(() => {
       this.phase = ENDED;
       call.cancel();
-    }, this.settings.releaseGraceMs ?? DEFAULT_RELEASE_GRACE_MS);
+    }, this.settings.releaseGraceMs);
     grace.unref();
     this.phase = { kind: 'released', call, grace };
   }

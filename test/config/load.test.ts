@@ -106,7 +106,7 @@ describe('parseConfigText', () => {
       addressOverrides: { services: [], gateways: [] },
     });
     expect(cfg.clusters[0]?.epp.tls.caFile).toBeUndefined();
-    expect(cfg.extProc).toMatchObject({ maxMessageBytes: 16 * 1024 * 1024, destinationHeader: 'primary', eppStallTimeoutMs: 30_000 });
+    expect(cfg.extProc).toMatchObject({ maxMessageBytes: 16 * 1024 * 1024, destinationHeader: 'primary', eppStallTimeoutMs: 30_000, releaseGraceMs: 5000 });
     expect(cfg.manifests).toEqual({ debounceMs: 200, pollIntervalMs: 1000, maxFileBytes: 4 * 1024 * 1024 });
     expect(cfg.routes).toEqual({ regex: { maxLength: 1024, maxProgramSize: 200, maxInputLength: 4096 } });
     expect(cfg.admin).toEqual({ maxConnections: 64, headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxHeaderBytes: 16 * 1024, exposeDebug: false });
@@ -123,6 +123,11 @@ describe('parseConfigText', () => {
     expect(out).toHaveLength(1);
     expect(out[0]).toMatch(/^extProc\.eppStallTimeoutMs: /);
     expect(parseConfigText(`${VALID}extProc:\n  eppStallTimeoutMs: 0\n`, 'config.yaml', '/base').extProc.eppStallTimeoutMs).toBe(0);
+  });
+
+  it('takes extProc.releaseGraceMs, and refuses 0 (a released call would be cancelled at once), naming the field', () => {
+    expect(parseConfigText(`${VALID}extProc:\n  releaseGraceMs: 250\n`, 'config.yaml', '/base').extProc.releaseGraceMs).toBe(250);
+    expect(issues(`${VALID}extProc:\n  releaseGraceMs: 0\n`)[0]).toMatch(/^extProc\.releaseGraceMs: /);
   });
 
   it.each([

@@ -1,3 +1,4 @@
+import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { classify, describeFailure, EppAttempt, type AttemptOwner, type EppCandidate } from '../../src/extproc/epp-attempt.js';
@@ -39,7 +40,7 @@ function setup(timeoutMs = 0, releaseGraceMs?: number) {
   const owner = new Owner();
   const observer = new RecordingObserver();
   const replayed = [Buffer.from('h'), Buffer.from('b')];
-  const settings = { pool: pool.asPool(), observer, attemptTimeoutMs: timeoutMs, ...(releaseGraceMs === undefined ? {} : { releaseGraceMs }) };
+  const settings = { pool: pool.asPool(), observer, attemptTimeoutMs: timeoutMs, releaseGraceMs: releaseGraceMs ?? DEFAULT_EXT_PROC.releaseGraceMs };
   const attempt = new EppAttempt(envoy, candidate, settings, owner, replayed);
   return { envoy, pool, owner, observer, attempt, call: new FakeEppCall() };
 }

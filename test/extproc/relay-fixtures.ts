@@ -1,5 +1,6 @@
 // Fixtures for the EppRelay unit tests: candidates, a Picked, an outcome recorder and a
 // relay wired to the scripted fakes (FakeEnvoy, FakePool/FakeEppCall).
+import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import pino from 'pino';
 import { AnswerGuardReport, MemberAnswerRules } from '../../src/extproc/answer-rules.js';
 import { HeldBytes } from '../../src/extproc/held-bytes.js';
@@ -86,6 +87,7 @@ export function setup(o: SetupOpts = {}) {
     replayBufferBytes: o.replayBufferBytes ?? 1 << 20,
     maxAttempts: o.maxAttempts ?? 3,
     eppStallTimeoutMs: o.eppStallTimeoutMs ?? 0,
+    releaseGraceMs: DEFAULT_EXT_PROC.releaseGraceMs,
     answerRules: new MemberAnswerRules(),
     guardReport: new AnswerGuardReport(observer, pino({ level: 'silent' })),
     held,
