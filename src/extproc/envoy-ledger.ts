@@ -197,11 +197,6 @@ export class EnvoyLedger {
     return this.unanswered[REQUEST_HEADERS]! > 0;
   }
 
-  /** Request body bytes held for an answer (FULL_DUPLEX_STREAMED). */
-  get heldRequestBytes(): number {
-    return this.requestEcho?.pending ?? 0;
-  }
-
   /** Envoy waits for something: an unanswered message, or echo bytes (or an echo's end) not sent. */
   get pendingWork(): boolean {
     return (

@@ -106,7 +106,7 @@ export function selectPoolMetrics(
 
 export class MetricsScraper {
   private readonly periodic: Periodic;
-  private pool: { readonly origin: HttpOrigin; generation: number; readonly material: ReadonlyMap<string, Buffer> } | undefined;
+  private conn: { readonly origin: HttpOrigin; generation: number; readonly material: ReadonlyMap<string, Buffer> } | undefined;
   private readonly token: BearerToken | undefined;
   /** The token is withheld: plain http without allowTokenOverPlainHttp. */
   private readonly withheld: boolean;
@@ -219,7 +219,7 @@ export class MetricsScraper {
 
   /** The connection to the endpoint; rebuilt when a CA / certificate / key file it was built from changed. */
   private connection(): HttpOrigin {
-    const current = this.pool;
+    const current = this.conn;
     const generation = this.files.generation;
     if (current && (current.generation === generation || this.files.unchanged(current.material))) {
       current.generation = generation;
@@ -246,13 +246,13 @@ export class MetricsScraper {
       rejectUnauthorized: ca ? true : !tls.insecureSkipVerify,
       ...(tls.serverName ? { servername: tls.serverName } : {}),
     });
-    this.pool = { origin: connection, generation, material };
+    this.conn = { origin: connection, generation, material };
     return connection;
   }
 
   private dropConnection(): void {
-    const p = this.pool;
-    this.pool = undefined;
+    const p = this.conn;
+    this.conn = undefined;
     p?.origin.close();
   }
 }
