@@ -4,27 +4,15 @@ import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import type { AnswerRules } from '../../src/protocol/answer-guard.js';
 import { readEppAnswer } from '../../src/protocol/epp-answer.js';
-import { decodeResponse, encodeResponse, type Init, type ProcessingResponse } from '../../src/protocol/codec.js';
+import { decodeResponse, encodeResponse } from '../../src/protocol/codec.js';
 import { headerOption } from '../../src/protocol/responses.js';
 import { toStruct } from '../../src/protocol/struct.js';
+import { DEST, headersAnswer } from './answer-fixtures.js';
 
-const DEST = 'x-gateway-destination-endpoint';
 const rules: AnswerRules = {
   headers: new Set([DEST, 'content-length', 'retry-after']),
   destinationRefusal: (e) => (e.startsWith('10.') ? undefined : { reason: 'destination_denied', detail: `${e} denied` }),
 };
-
-const headersAnswer = (dest: string, extra: Init<ProcessingResponse> = {}): Buffer =>
-  encodeResponse({
-    request_headers: {
-      response: {
-        clear_route_cache: true,
-        header_mutation: { set_headers: [headerOption(DEST, dest), headerOption('authorization', 'Bearer stolen')], remove_headers: ['x-request-id', 'content-length'] },
-      },
-    },
-    dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: dest }, 'evil.ns': { k: 'v' } }),
-    ...extra,
-  });
 
 /** The rules as an answer is read (epp-answer.ts), without the destination list cut. */
 function guardAnswer(msg: Buffer, r: AnswerRules) {

@@ -3,13 +3,13 @@
 // on messages from encodeResponse and on hand-made wire bytes.
 import { describe, expect, it } from 'vitest';
 import type { AnswerRules } from '../../src/protocol/answer-guard.js';
-import { decodeResponse, encodeResponse, type Init, type ProcessingResponse } from '../../src/protocol/codec.js';
+import { decodeResponse, encodeResponse } from '../../src/protocol/codec.js';
 import { readEppAnswer, type EppAnswer, type RelayableAnswer } from '../../src/protocol/epp-answer.js';
 import { headerOption, immediateResponse, streamedBody } from '../../src/protocol/responses.js';
 import { fromStruct, toStruct } from '../../src/protocol/struct.js';
 import { lenField } from '../../src/protocol/wire-walk.js';
+import { DEST, headersAnswer } from './answer-fixtures.js';
 
-const DEST = 'x-gateway-destination-endpoint';
 const rules: AnswerRules = {
   headers: new Set([DEST, 'content-length', 'retry-after', 'x-ok']),
   destinationRefusal: (e) => (/^10\.\d+\.\d+\.\d+:\d+$/.test(e) ? undefined : { reason: 'destination_denied', detail: `${e} denied` }),
@@ -26,18 +26,6 @@ const varint = (no: number, v: number): Buffer => Buffer.from([no << 3, v]);
 const concat = (...b: Buffer[]): Buffer => Buffer.concat(b);
 /** An unknown field (number 1000, LEN): must survive any rewrite byte for byte. */
 const UNKNOWN = lenField(1000, Buffer.from('future field'));
-
-const headersAnswer = (dest: string, extra: Init<ProcessingResponse> = {}): Buffer =>
-  encodeResponse({
-    request_headers: {
-      response: {
-        clear_route_cache: true,
-        header_mutation: { set_headers: [headerOption(DEST, dest), headerOption('authorization', 'Bearer stolen')], remove_headers: ['x-request-id', 'content-length'] },
-      },
-    },
-    dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: dest }, 'evil.ns': { k: 'v' } }),
-    ...extra,
-  });
 
 describe('readEppAnswer: body answers', () => {
   it('a streamed body echo is read, not copied: the EPP bytes themselves, its end_of_stream and body length', () => {
