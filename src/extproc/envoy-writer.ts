@@ -5,6 +5,7 @@
  * Envoy's side is backed up, the current producer (the EPP's call, or Envoy's
  * own input while the router answers) is paused.
  */
+import type { IncomingHttpHeaders } from 'node:http2';
 import type { Metadata } from '@grpc/grpc-js';
 import type { ProtocolConfiguration } from '../protocol/codec.js';
 import type { EnvoyMessage } from '../protocol/envoy-message.js';
@@ -17,6 +18,8 @@ import type { HeldBound, HeldBytes } from './held-bytes.js';
 /** Envoy's call as the stream uses it: a grpc-js server call, or the node:http2 transport's (src/transport/). */
 export interface EnvoyCall {
   readonly metadata: Metadata;
+  /** The HTTP/2 request headers as received, when the transport has them (node:http2): read instead of building `metadata`. */
+  readonly requestHeaders?: IncomingHttpHeaders;
   write(msg: Buffer): boolean;
   end(): void;
   pause(): unknown;

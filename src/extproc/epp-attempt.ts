@@ -4,18 +4,18 @@
  * message to its owner, and reports how the attempt ended (OK, or a failure
  * classified for the outlier detector: 'connect', 'stream', 'timeout').
  */
-import { status as GrpcStatus, type Metadata, type ServiceError } from '@grpc/grpc-js';
+import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { FailureReason } from '../signals/types.js';
 import type { Candidate } from '../snapshot/types.js';
-import { forwardedMetadata, type EppCall, type EppClientPool } from './epp-client.js';
+import type { EppCall, EppClientPool, EppRequestHeaders } from './epp-client.js';
 import { ErrorCode, RouterError } from './errors.js';
 import type { DataPathObserver } from './observer.js';
 
 export type EppCandidate = Extract<Candidate, { via: 'epp' }>;
 
-/** What an attempt needs of Envoy's side: its request metadata, and holding back its messages (each pause() this attempt makes, it resumes once). */
+/** What an attempt needs of Envoy's side: the headers its metadata gives the EPP call, and holding back its messages (each pause() this attempt makes, it resumes once). */
 export interface EnvoyInput {
-  readonly metadata: Metadata;
+  forwardedHeaders(): EppRequestHeaders;
   pause(): void;
   resume(): void;
 }
@@ -154,7 +154,7 @@ export class EppAttempt {
     if (p.kind !== 'connecting') return;
     let call: EppCall;
     try {
-      call = this.settings.pool.call(this.candidate.epp, forwardedMetadata(this.envoy.metadata));
+      call = this.settings.pool.call(this.candidate.epp, this.envoy.forwardedHeaders());
     } catch (err) {
       this.failed('connect', err);
       return;

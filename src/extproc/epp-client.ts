@@ -3,6 +3,7 @@
  * settings), shared by all streams to that EPP, and raw (identity-serialized)
  * ext_proc calls on it so messages pass through byte for byte.
  */
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import { isIP } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
 import {
@@ -78,16 +79,21 @@ const HOP_METADATA = new Set([
   'accept-encoding',
 ]);
 
+/** Request headers of an EPP call, in node:http2's form (`-bin` values base64, repeated values as arrays). */
+export type EppRequestHeaders = OutgoingHttpHeaders;
+
 /**
- * The metadata to send to the EPP: Envoy's custom metadata (e.g. per-route
+ * The headers to send to the EPP: Envoy's custom metadata (e.g. per-route
  * grpc_initial_metadata), without pseudo, gRPC-reserved and transport keys.
+ * Takes Envoy's request headers as received (the http2 transport) or a grpc-js
+ * call's metadata in HTTP/2 form, so no Metadata is built on the http2 path.
  */
-export function forwardedMetadata(incoming: Metadata): Metadata {
-  const out = new Metadata();
-  const map = incoming.getMap();
-  for (const key in map) {
+export function forwardedHeaders(incoming: IncomingHttpHeaders | OutgoingHttpHeaders): EppRequestHeaders {
+  const out: EppRequestHeaders = {};
+  for (const key in incoming) {
     if (key.charCodeAt(0) === 58 /* ':' */ || key.startsWith('grpc-') || HOP_METADATA.has(key)) continue;
-    for (const value of incoming.get(key)) out.add(key, value);
+    const value = incoming[key];
+    if (value !== undefined) out[key] = value;
   }
   return out;
 }
@@ -269,9 +275,10 @@ export class EppClientPool {
    * may report the call's failure on the next tick: attach an 'error'
    * listener synchronously. Throws a RouterError on unusable TLS settings.
    */
-  call(target: EppTarget, metadata: Metadata): EppCall {
+  call(target: EppTarget, headers: EppRequestHeaders): EppCall {
     const entry = this.entryFor(target);
-    if (entry.client instanceof H2Channel) return entry.client.call(EXT_PROC_PROCESS_PATH, metadata.toHttp2Headers());
+    if (entry.client instanceof H2Channel) return entry.client.call(EXT_PROC_PROCESS_PATH, headers);
+    const metadata = Metadata.fromHttp2Headers(headers as IncomingHttpHeaders);
     return entry.client.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, identity, identity, metadata, {});
   }
 

@@ -4,8 +4,8 @@
  * RouterAnswers (the router answers Envoy itself). The stream owns Envoy's
  * call; a processor sees it as an {@link EnvoySide}.
  */
-import type { Metadata } from '@grpc/grpc-js';
 import type { EnvoyMessage } from '../protocol/envoy-message.js';
+import type { EppRequestHeaders } from './epp-client.js';
 import type { Candidate } from '../snapshot/types.js';
 import type { EnvoyWriter } from './envoy-writer.js';
 import type { RouterError } from './errors.js';
@@ -15,8 +15,8 @@ import type { StreamOutcome } from './observer.js';
 export interface EnvoySide {
   /** Every message to Envoy goes through it. */
   readonly writer: EnvoyWriter;
-  /** Envoy's gRPC request metadata. */
-  readonly metadata: Metadata;
+  /** The headers an EPP call carries: Envoy's request metadata without transport and gRPC-reserved keys (built once). */
+  forwardedHeaders(): EppRequestHeaders;
   /** Holds Envoy's input (balanced with resume(): several holders may hold it at once). */
   pause(): void;
   resume(): void;

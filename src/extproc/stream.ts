@@ -7,7 +7,6 @@
  * reports the stream exactly once. Every write to Envoy goes through its
  * EnvoyWriter.
  */
-import type { Metadata } from '@grpc/grpc-js';
 import { DEFAULT_PICKER } from '../config/defaults.js';
 import { pickWith } from '../picker/pick.js';
 import { decodeRequest } from '../protocol/codec.js';
@@ -18,6 +17,7 @@ import { matchRequest } from '../snapshot/match.js';
 import type { Candidate } from '../snapshot/types.js';
 import { requestAttributes } from './attributes.js';
 import { relayContext, type StreamDeps } from './deps.js';
+import { forwardedHeaders, type EppRequestHeaders } from './epp-client.js';
 import { EnvoyOrder } from './envoy-order.js';
 import { EnvoyWriter, type EnvoyCall } from './envoy-writer.js';
 import { EppRelay } from './epp-relay.js';
@@ -48,6 +48,7 @@ export class ExtProcStream implements EnvoySide {
   private cluster: string | undefined;
   private decidedOutcome: StreamOutcome | undefined;
   private readonly order = new EnvoyOrder();
+  private forwarded: EppRequestHeaders | undefined;
   /** Runs until the first message (extProc.firstMessageTimeoutMs). */
   private firstTimer: NodeJS.Timeout | undefined;
 
@@ -78,8 +79,9 @@ export class ExtProcStream implements EnvoySide {
 
   // ---- EnvoySide ------------------------------------------------------------------
 
-  get metadata(): Metadata {
-    return this.call.metadata;
+  forwardedHeaders(): EppRequestHeaders {
+    const call = this.call;
+    return (this.forwarded ??= forwardedHeaders(call.requestHeaders ?? call.metadata.toHttp2Headers()));
   }
 
   pause(): void {

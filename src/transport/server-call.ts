@@ -23,7 +23,8 @@ export class H2ServerCall extends EventEmitter {
 
   constructor(
     private readonly stream: ServerHttp2Stream,
-    private readonly headers: IncomingHttpHeaders,
+    /** The request headers as received. */
+    readonly requestHeaders: IncomingHttpHeaders,
     private readonly maxMessageBytes: number,
     timeoutMs: number | undefined,
   ) {
@@ -48,7 +49,7 @@ export class H2ServerCall extends EventEmitter {
 
   /** The request's metadata (built on first use). */
   get metadata(): Metadata {
-    this.meta ??= Metadata.fromHttp2Headers(this.headers);
+    this.meta ??= Metadata.fromHttp2Headers(this.requestHeaders);
     return this.meta;
   }
 

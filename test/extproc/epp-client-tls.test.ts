@@ -63,9 +63,7 @@ function target(address: string, tls: Record<string, unknown> = {}): EppTarget {
 /** One stream: sends a message carrying a bearer token; resolves with the echo or the gRPC error code. */
 async function stream(pool: EppClientPool, t: EppTarget): Promise<{ ok: true } | { ok: false; code: number; details: string }> {
   await pool.ready(t);
-  const md = new Metadata();
-  md.set('authorization', 'Bearer client-secret');
-  const call = pool.call(t, md);
+  const call = pool.call(t, { authorization: 'Bearer client-secret' });
   return new Promise((resolve) => {
     call.on('data', () => resolve({ ok: true }));
     call.on('error', (e: { code: number; details: string }) => resolve({ ok: false, code: e.code, details: e.details }));

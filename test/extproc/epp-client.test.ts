@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { channelCredentials, EppClientPool, forwardedMetadata, identityHostFor, serverNameFor, targetKey } from '../../src/extproc/epp-client.js';
+import { channelCredentials, EppClientPool, forwardedHeaders, identityHostFor, serverNameFor, targetKey } from '../../src/extproc/epp-client.js';
 import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
 import type { EppTarget } from '../../src/snapshot/types.js';
 import { blackHole } from './scenario.js';
@@ -18,8 +18,8 @@ function target(address: string, tls: Partial<EppTarget['tls']> = {}): EppTarget
   };
 }
 
-describe('forwardedMetadata', () => {
-  it("keeps Envoy's custom metadata, drops transport and gRPC-reserved keys", () => {
+describe('forwardedHeaders', () => {
+  it("keeps Envoy's custom metadata from a grpc-js call, drops transport and gRPC-reserved keys", () => {
     const md = new Metadata();
     md.set('x-route-tag', 'a');
     md.add('x-multi', '1');
@@ -29,10 +29,28 @@ describe('forwardedMetadata', () => {
     md.set('content-type', 'application/grpc');
     md.set('grpc-timeout', '1S');
     md.set('te', 'trailers');
-    const out = forwardedMetadata(md);
-    expect(Object.keys(out.getMap()).sort()).toEqual(['x-bin-bin', 'x-multi', 'x-route-tag']);
-    expect(out.get('x-multi')).toEqual(['1', '2']);
-    expect(out.get('x-bin-bin')).toEqual([Buffer.from([1, 2])]);
+    const out = forwardedHeaders(md.toHttp2Headers());
+    expect(Object.keys(out).sort()).toEqual(['x-bin-bin', 'x-multi', 'x-route-tag']);
+    // What a grpc-js EPP call carries: the same metadata back.
+    const back = Metadata.fromHttp2Headers(out as Record<string, string[]>);
+    expect(back.get('x-multi')).toEqual(['1', '2']);
+    expect(back.get('x-bin-bin')).toEqual([Buffer.from([1, 2])]);
+  });
+
+  it('keeps custom headers of an HTTP/2 request as received, without pseudo-headers', () => {
+    const out = forwardedHeaders({
+      ':method': 'POST',
+      ':path': '/envoy.service.ext_proc.v3.ExternalProcessor/Process',
+      ':authority': 'router',
+      ':scheme': 'http',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      'grpc-accept-encoding': 'identity',
+      'x-route-tag': 'blue',
+      'x-trace-bin': 'AQI=',
+      'set-cookie': ['a=1', 'b=2'],
+    });
+    expect(out).toEqual({ 'x-route-tag': 'blue', 'x-trace-bin': 'AQI=', 'set-cookie': ['a=1', 'b=2'] });
   });
 });
 
@@ -105,7 +123,7 @@ describe('EppClientPool', () => {
     // Nothing listens on ports 1 and 2: ready() resolves (the call would fail at once) or times out.
     await Promise.allSettled([pool.ready(a), pool.ready({ ...a }), pool.ready(b)]);
     expect(pool.size()).toBe(2);
-    const call = pool.call(a, new Metadata());
+    const call = pool.call(a, {});
     const status = await new Promise<number>((resolve) => call.on('error', (e: { code: number }) => resolve(e.code)));
     expect(status).toBe(14); // UNAVAILABLE, with grpc-js's reason
     pool.retain([b]);

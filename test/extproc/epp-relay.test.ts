@@ -18,8 +18,8 @@ describe('EppRelay: relaying', () => {
     expect(pool.readied).toHaveLength(1);
     await pool.complete(call);
     expect(pool.opened).toHaveLength(1);
-    expect(pool.opened[0]!.metadata.get('x-route-tag')).toEqual(['blue']);
-    expect(pool.opened[0]!.metadata.get('user-agent')).toEqual([]);
+    expect(pool.opened[0]!.headers['x-route-tag']).toEqual('blue');
+    expect(pool.opened[0]!.headers).not.toHaveProperty('user-agent');
     expect(call.written).toEqual([h, b]);
     expect(call.written[0]).toBe(h); // same bytes, never re-encoded
     expect(envoy.paused).toBe(false);

@@ -2,7 +2,7 @@
 // processor does to Envoy's stream, an EPP call and an EPP client pool.
 import { EventEmitter } from 'node:events';
 import { Metadata, status as GrpcStatus } from '@grpc/grpc-js';
-import type { EppCall, EppClientPool } from '../../src/extproc/epp-client.js';
+import { forwardedHeaders, type EppCall, type EppClientPool, type EppRequestHeaders } from '../../src/extproc/epp-client.js';
 import type { RouterError } from '../../src/extproc/errors.js';
 import type { StreamOutcome } from '../../src/extproc/observer.js';
 import { EnvoyWriter, type EnvoyCall } from '../../src/extproc/envoy-writer.js';
@@ -33,6 +33,10 @@ export class FakeEnvoy implements EnvoySide {
   failed: RouterError | undefined;
   routedTo: Candidate[] = [];
   readonly writer: EnvoyWriter;
+
+  forwardedHeaders(): EppRequestHeaders {
+    return forwardedHeaders(this.metadata.toHttp2Headers());
+  }
 
   constructor(protocol: ProtocolConfiguration | null = FD_PROTOCOL, held?: HeldBytes) {
     const call = {
@@ -140,8 +144,8 @@ export class FakeEppCall extends EventEmitter {
 export class FakePool {
   /** Targets ready() was asked for. */
   readonly readied: EppTarget[] = [];
-  /** Calls started, with their metadata. */
-  readonly opened: { target: EppTarget; metadata: Metadata }[] = [];
+  /** Calls started, with their request headers. */
+  readonly opened: { target: EppTarget; headers: EppRequestHeaders }[] = [];
   private resolvers: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   private nextCalls: FakeEppCall[] = [];
 
@@ -149,8 +153,8 @@ export class FakePool {
     this.readied.push(target);
     return new Promise((resolve, reject) => this.resolvers.push({ resolve, reject }));
   }
-  call(target: EppTarget, metadata: Metadata): EppCall {
-    this.opened.push({ target, metadata });
+  call(target: EppTarget, headers: EppRequestHeaders): EppCall {
+    this.opened.push({ target, headers });
     const call = this.nextCalls.shift();
     if (!call) throw new Error('FakePool: no call scripted');
     return call as unknown as EppCall;
