@@ -20,12 +20,15 @@
  */
 import { Metadata, type Client, type ClientDuplexStream } from '@grpc/grpc-js';
 import { EXT_PROC_PROCESS_PATH } from '../../src/protocol/constants.js';
-import { peekResponse, streamedResponseLength } from '../../src/protocol/codec.js';
 import type { StreamSet } from './sse.js';
+import { peekAnswer, type AnswerPeek } from './wire-lite.js';
 import type { MessageSet } from './payloads.js';
 
 const identity = (b: Buffer): Buffer => b;
 const NO_METADATA = new Metadata();
+
+/** ProcessingResponse members the exchange expects (docs/protocol.md §1). */
+const MEMBER = { requestHeaders: 1, responseHeaders: 2, requestBody: 3, responseBody: 4 } as const;
 
 const enum Stage {
   Request,
@@ -129,9 +132,9 @@ export class Exchange {
   }
 
   /** A streamed response's echo: report every event it completes and send the next one. */
-  private onStreamEcho(msg: Buffer): void {
+  private onStreamEcho(bodyBytes: number): void {
     const s = this.stream!;
-    this.echoed += streamedResponseLength(msg, 'response_body');
+    this.echoed += bodyBytes;
     const ends = s.set.ends;
     if (this.chunk >= ends.length || this.echoed < ends[this.chunk]!) return;
     const now = performance.now();
@@ -143,9 +146,9 @@ export class Exchange {
 
   private readonly onData = (msg: Buffer): void => {
     if (this.stage !== Stage.Request && this.stage !== Stage.Response) return;
-    let p: ReturnType<typeof peekResponse>;
+    let p: AnswerPeek;
     try {
-      p = peekResponse(msg);
+      p = peekAnswer(msg);
     } catch {
       this.fail('malformed ProcessingResponse');
       return;
@@ -153,17 +156,17 @@ export class Exchange {
     const request = this.stage === Stage.Request;
     const headersCase = request ? 'request_headers' : 'response_headers';
     const bodyCase = request ? 'request_body' : 'response_body';
-    if (p.case === headersCase) {
+    if (p.member === (request ? MEMBER.requestHeaders : MEMBER.responseHeaders)) {
       this.headers = true;
-    } else if (p.case === bodyCase && p.streamed) {
+    } else if (p.member === (request ? MEMBER.requestBody : MEMBER.responseBody) && p.streamed) {
       if (!this.headers) {
         this.fail(`${bodyCase} response before the ${headersCase} response (spurious)`);
         return;
       }
-      if (!request && this.stream !== undefined) this.onStreamEcho(msg);
+      if (!request && this.stream !== undefined) this.onStreamEcho(p.bodyBytes);
       if (p.endOfStream) this.body = true;
     } else {
-      this.fail(`unexpected ${p.case} response during the ${request ? 'request' : 'response'} path`);
+      this.fail(`unexpected ProcessingResponse member ${p.member} during the ${request ? 'request' : 'response'} path`);
       return;
     }
     if (!this.headers || !this.body) return;

@@ -92,6 +92,81 @@ export function httpBody(buf: Buffer, m: Member): { body: Buffer; endOfStream: b
 
 const EMPTY = Buffer.alloc(0);
 
+/** What the Envoy stand-in needs of an answer: its member and, for a body answer, the streamed_response it carries. */
+export interface AnswerPeek {
+  /** ProcessingResponse member number (1..7, or 11 streamed_immediate_response), 0 if none. */
+  readonly member: number;
+  /** A body answer whose body_mutation is a streamed_response. */
+  readonly streamed: boolean;
+  readonly endOfStream: boolean;
+  /** That streamed_response's body length. */
+  readonly bodyBytes: number;
+}
+
+/** Calls `each` for every field of the message in [start, end): a length-delimited field with its payload's bounds, a varint with its value. */
+function fields(buf: Buffer, start: number, end: number, each: (no: number, wt: number, from: number, to: number, value: number) => void): void {
+  let pos = start;
+  while (pos < end) {
+    const [tag, p] = varint(buf, pos);
+    const no = tag >>> 3;
+    const wt = tag & 7;
+    if (wt === 2) {
+      const [len, q] = varint(buf, p);
+      if (q + len > end) throw new RangeError('length beyond its message');
+      each(no, wt, q, q + len, 0);
+      pos = q + len;
+    } else if (wt === 0) {
+      const [v, q] = varint(buf, p);
+      each(no, wt, p, q, v);
+      pos = q;
+    } else {
+      pos = skip(buf, p, wt);
+    }
+  }
+  if (pos !== end) throw new RangeError('field overruns its message');
+}
+
+/**
+ * One pass over a ProcessingResponse: the last member wins, repeated occurrences
+ * of the same member merge (a later streamed_response's body and end_of_stream
+ * replace the earlier ones). Path: request_body(3) / response_body(4) ->
+ * BodyResponse.response(1) -> CommonResponse.body_mutation(3) ->
+ * BodyMutation.streamed_response(3) -> StreamedBodyResponse{body(1), end_of_stream(2)}.
+ */
+export function peekAnswer(buf: Buffer): AnswerPeek {
+  let member = 0;
+  let streamed = false;
+  let endOfStream = false;
+  let bodyBytes = 0;
+  const streamedResponse = (no: number, wt: number, from: number, to: number, value: number): void => {
+    if (no === 1 && wt === 2) bodyBytes = to - from;
+    else if (no === 2 && wt === 0) endOfStream = value !== 0;
+  };
+  const mutation = (no: number, wt: number, from: number, to: number): void => {
+    if (no === 3 && wt === 2) {
+      streamed = true;
+      fields(buf, from, to, streamedResponse);
+    }
+  };
+  const common = (no: number, wt: number, from: number, to: number): void => {
+    if (no === 3 && wt === 2) fields(buf, from, to, mutation);
+  };
+  const bodyResponse = (no: number, wt: number, from: number, to: number): void => {
+    if (no === 1 && wt === 2) fields(buf, from, to, common);
+  };
+  fields(buf, 0, buf.length, (no, wt, from, to) => {
+    if (wt !== 2 || !((no >= 1 && no <= 7) || no === 11)) return;
+    if (no !== member) {
+      member = no;
+      streamed = false;
+      endOfStream = false;
+      bodyBytes = 0;
+    }
+    if (no === RESP_REQUEST_BODY || no === RESP_RESPONSE_BODY) fields(buf, from, to, bodyResponse);
+  });
+  return { member, streamed, endOfStream, bodyBytes };
+}
+
 function varintBytes(n: number): number[] {
   const out: number[] = [];
   while (n >= 0x80) {

@@ -230,38 +230,3 @@ export function dropField(buf: Buffer, no: number): Buffer {
   parts.push(buf.subarray(keptFrom));
   return Buffer.concat(parts);
 }
-
-let leafStart = -1;
-let leafEnd = -1;
-
-function walkPath(buf: Uint8Array, from: number, to: number, path: readonly number[], depth: number): void {
-  cursor.at = from;
-  const want = path[depth]!;
-  const leaf = depth === path.length - 1;
-  while (cursor.at < to) {
-    const tag = readTag(buf, to);
-    if ((tag & 7) !== WIRE_LEN) {
-      skipValue(buf, tag & 7, to);
-      continue;
-    }
-    const end = readLenEnd(buf, to);
-    if (tag >>> 3 === want) {
-      if (leaf) {
-        leafStart = cursor.at;
-        leafEnd = end;
-      } else walkPath(buf, cursor.at, end, path, depth + 1);
-    }
-    cursor.at = end;
-  }
-}
-
-/**
- * Length of the last occurrence of the nested LEN field `path` (what a parser
- * keeps of a singular field), or -1 when there is none. Every level it enters is
- * read to its end. Allocates nothing.
- */
-export function lastPathLength(buf: Uint8Array, path: readonly number[]): number {
-  leafStart = -1;
-  if (path.length > 0) walkPath(buf, 0, buf.length, path, 0);
-  return leafStart >= 0 ? leafEnd - leafStart : -1;
-}

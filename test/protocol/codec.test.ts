@@ -8,7 +8,6 @@ import {
   headerText,
   headerValue,
   loadExtProcRoot,
-  peekResponse,
   type HeaderMap,
   type Init,
   type ProcessingRequest,
@@ -158,43 +157,6 @@ describe('an Envoy message read once (readEnvoyMessage): case and end_of_stream'
     expect(() => peekRequest(buf.subarray(0, buf.length - 3))).toThrow(RangeError);
     // request_body claims 2 bytes but its body field claims 6.
     expect(() => peekRequest(Buffer.from('22020a06616263646566', 'hex'))).toThrow(RangeError);
-  });
-});
-
-describe('peekResponse', () => {
-  // The last column: the message can change more than body bytes (answer-guard.ts inspects it).
-  const cases: [ResponseCase, Init<ProcessingResponse>, boolean][] = [
-    ['request_headers', { request_headers: {} }, true],
-    ['response_headers', { response_headers: { response: { clear_route_cache: true } } }, true],
-    ['request_body', { request_body: {} }, false],
-    ['response_body', { response_body: { response: { body_mutation: { body: raw('x') } } } }, false],
-    ['request_body', { request_body: { response: { header_mutation: { remove_headers: ['x'] } } } }, true],
-    ['response_body', { response_body: { response: { trailers: { headers: [] } } } }, true],
-    ['request_trailers', { request_trailers: {} }, true],
-    ['response_trailers', { response_trailers: {} }, true],
-    ['immediate_response', { immediate_response: { status: { code: 503 } } }, true],
-    ['none', { dynamic_metadata: { fields: {} } }, true],
-  ];
-  it.each(cases)('%s', (c, msg, guard) => {
-    const buf = encodeResponse(msg);
-    expect(peekResponse(buf)).toEqual({ case: c, streamed: false, endOfStream: false, guard });
-  });
-
-  it('recognises streamed_immediate_response (11), which our protos omit', () => {
-    const buf = Buffer.from(protobuf.Writer.create().uint32((11 << 3) | 2).bytes(Buffer.alloc(0)).finish());
-    expect(peekResponse(buf).case).toBe('streamed_immediate_response');
-  });
-
-  it.each(['request_body', 'response_body'] as const)('%s: streamed_response and its end_of_stream', (c) => {
-    for (const eos of [true, false]) {
-      const buf = encodeResponse({
-        dynamic_metadata: { fields: {} },
-        [c]: { response: { body_mutation: { streamed_response: { body: Buffer.alloc(MIB), end_of_stream: eos } } } },
-      });
-      expect(peekResponse(buf)).toEqual({ case: c, streamed: true, endOfStream: eos, guard: true });
-    }
-    const cleared = encodeResponse({ [c]: { response: { body_mutation: { clear_body: true } } } });
-    expect(peekResponse(cleared)).toEqual({ case: c, streamed: false, endOfStream: false, guard: false });
   });
 });
 

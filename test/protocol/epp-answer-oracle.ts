@@ -3,7 +3,8 @@
 // peekResponse, guardAnswer, decodeResponse, rewriteDestination and lastPathLength.
 import type { AnswerRules, GuardFinding } from '../../src/protocol/answer-guard.js';
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from '../../src/protocol/constants.js';
-import { decodeResponse, peekResponse } from '../../src/protocol/codec.js';
+import { decodeResponse } from '../../src/protocol/codec.js';
+import { peekResponse } from './epp-answer-oracle-peek.js';
 import type { AnswerCase, EppAnswer } from '../../src/protocol/epp-answer.js';
 import type { DestinationHeaderMode } from '../../src/protocol/responses.js';
 import { lastPathLength, lenField, payloadOf, rewriteDestination, scanFields, WIRE_LEN } from './epp-answer-oracle-wire.js';

@@ -1,6 +1,7 @@
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { decodeResponse, encodeResponse, headerText, peekResponse, type Init, type ProcessingResponse } from '../../src/protocol/codec.js';
+import { decodeResponse, encodeResponse, headerText, type Init, type ProcessingResponse } from '../../src/protocol/codec.js';
+import { peekResponse } from './epp-answer-oracle-peek.js';
 import {
   continueBody,
   continueHeaders,
