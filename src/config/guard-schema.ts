@@ -62,7 +62,11 @@ export const DEFAULT_EPP_HEADERS = [
   'x-went-into-resp-headers',
 ] as const;
 
-/** What the router relays from this member's EPPs (everything else is refused or dropped). */
+/**
+ * What the router relays from this member's EPPs (everything else is refused or dropped). The
+ * destination rules also hold the addresses the router reads from this member's objects: its
+ * EPP Services' IPs (snapshot build) and load-balancer hostnames (at connect), its parent Gateways.
+ */
 export const eppAnswersSchema = z.strictObject({
   destinations: z
     .strictObject({

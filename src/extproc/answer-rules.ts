@@ -8,6 +8,7 @@ import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import { eppAnswersSchema, type EppAnswersConfig, type RouterConfig } from '../config/schema.js';
 import type { AnswerRules, GuardFinding } from '../protocol/answer-guard.js';
+import type { AddressJudge } from '../transport/guarded-lookup.js';
 import type { DataPathObserver } from './observer.js';
 
 export const WARN_INTERVAL_MS = 10_000;
@@ -62,6 +63,17 @@ export function answerRules(config: EppAnswersConfig): AnswerRules {
       verdicts.set(endpoint, verdict ?? null);
       return verdict;
     },
+  };
+}
+
+/**
+ * A judge for transport/guarded-lookup.ts: the addresses a host name of cluster `cluster`'s objects
+ * resolves to, dialled at `port`, held to that member's destination rules.
+ */
+export function destinationJudge(rules: AnswerRules, cluster: string, port: number): AddressJudge {
+  return (address, family) => {
+    const finding = rules.destinationRefusal(family === 6 ? `[${address}]:${port}` : `${address}:${port}`);
+    return finding === undefined ? undefined : `${finding.detail} (clusters[${cluster}].eppAnswers.destinations)`;
   };
 }
 

@@ -17,9 +17,12 @@ import {
 import type { TlsConfig } from '../config/schema.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
 import { EXT_PROC_PROCESS_PATH } from '../protocol/constants.js';
+import { fromMemberDns } from '../snapshot/address.js';
 import type { EppTarget } from '../snapshot/types.js';
 import { H2Channel } from '../transport/h2-channel.js';
 import { h2TlsOptions } from '../transport/tls-options.js';
+import { guardedLookup } from '../transport/guarded-lookup.js';
+import { destinationJudge, MemberAnswerRules } from './answer-rules.js';
 import { ErrorCode, RouterError } from './errors.js';
 
 /**
@@ -48,6 +51,12 @@ export interface EppClientPoolOptions {
   readonly files?: CredentialFiles;
   /** What carries the calls: grpc-js channels (default) or node:http2 connections (src/transport/). */
   readonly transport?: 'grpc-js' | 'http2';
+  /**
+   * Each member's destination rules (default: the schema's). On the http2 transport, the
+   * addresses a host name from a member's objects resolves to are held to them when the
+   * router connects; grpc-js resolves names itself, so its channels are not.
+   */
+  readonly destinations?: Pick<MemberAnswerRules, 'of'>;
 }
 
 interface Entry {
@@ -101,9 +110,11 @@ export function forwardedHeaders(incoming: IncomingHttpHeaders | OutgoingHttpHea
 /** Channel identity: two targets with the same key share one channel. */
 export function targetKey(target: EppTarget): string {
   const t = target.tls;
-  if (!t.enabled) return `${target.address}|plaintext`;
+  // A name from a member's objects is dialled under that member's rules: never shared with an override's channel.
+  const address = fromMemberDns(target) ? `${target.address}|rules-of=${target.cluster}` : target.address;
+  if (!t.enabled) return `${address}|plaintext`;
   return [
-    target.address,
+    address,
     'tls',
     t.caFile ? `ca=${t.caFile}` : t.insecureSkipVerify ? 'skip-verify' : 'system-roots',
     t.certFile ?? '',
@@ -196,10 +207,12 @@ export class EppClientPool {
   private byTarget = new WeakMap<EppTarget, Entry>();
   private readonly channelOptions: ChannelOptions;
   private readonly files: CredentialFiles;
+  private readonly destinations: Pick<MemberAnswerRules, 'of'>;
   private closed = false;
 
   constructor(private readonly options: EppClientPoolOptions) {
     this.files = options.files ?? new CredentialFiles({ pollIntervalMs: 0 });
+    this.destinations = options.destinations ?? new MemberAnswerRules();
     this.channelOptions = {
       'grpc.max_receive_message_length': options.maxMessageBytes,
       'grpc.max_send_message_length': options.maxMessageBytes,
@@ -346,6 +359,7 @@ export class EppClientPool {
       keepaliveTimeoutMs: 20_000,
       ...(tls ? { tls } : {}),
       ...(target.tls.enabled && target.tls.serverName ? { authority: target.tls.serverName } : {}),
+      ...(fromMemberDns(target) ? { lookup: guardedLookup(destinationJudge(this.destinations.of(target.cluster), target.cluster, target.port)) } : {}),
     });
   }
 

@@ -104,11 +104,14 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     exporter = await startExportFromConfig(config, { logger, registry: metrics.registry });
   }
 
+  // Each member's destination rules: for its EPPs' answers, and for the addresses its host names resolve to.
+  const answerRules = new MemberAnswerRules(config);
   const eppClients = new EppClientPool({
     maxMessageBytes: config.extProc.maxMessageBytes,
     connectTimeoutMs: config.extProc.eppConnectTimeoutMs,
     files: credentialFiles,
     transport: config.extProc.transport,
+    destinations: answerRules,
   });
   const retainEpps = (): void => {
     const targets: EppTarget[] = [];
@@ -129,7 +132,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     outcomes: signals,
     picker: config.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
-    answerRules: new MemberAnswerRules(config),
+    answerRules,
   });
   let draining = false;
   let admin: AdminServer | undefined;

@@ -7,6 +7,7 @@
  */
 import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 
 export interface OriginTls {
   readonly ca?: Buffer;
@@ -17,14 +18,21 @@ export interface OriginTls {
   readonly servername?: string;
 }
 
+export interface OriginOptions {
+  /** Resolves the origin's host name (not used for an IP): a refusal fails the request like any connect error. */
+  readonly lookup?: LookupFunction;
+}
+
 export class HttpOrigin {
   private readonly agent: http.Agent;
   private readonly secure: boolean;
   private readonly host: string;
   private readonly port: number;
+  private readonly lookup: LookupFunction | undefined;
 
   /** `origin`: scheme://host:port. `idleMs`: how long an unused connection is kept. */
-  constructor(origin: string, idleMs: number, tls?: OriginTls) {
+  constructor(origin: string, idleMs: number, tls?: OriginTls, options: OriginOptions = {}) {
+    this.lookup = options.lookup;
     const url = new URL(origin);
     this.secure = url.protocol === 'https:';
     this.host = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -55,6 +63,7 @@ export class HttpOrigin {
         path,
         headers,
         signal,
+        ...(this.lookup ? { lookup: this.lookup } : {}),
       });
       req.once('response', (res: IncomingMessage) => {
         // Errors after the headers reach a reader of the body; none may go unheard.

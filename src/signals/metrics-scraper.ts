@@ -9,6 +9,9 @@
 import { dump, HttpOrigin } from './http-origin.js';
 import { BearerToken, type BearerTokenSpec } from '../credentials/bearer-token.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
+import type { EppAnswersConfig } from '../config/schema.js';
+import { answerRules, destinationJudge } from '../extproc/answer-rules.js';
+import { guardedLookup } from '../transport/guarded-lookup.js';
 import { Periodic } from './periodic.js';
 import { parsePromTextAsync } from './prom-text.js';
 import type { Clock } from './types.js';
@@ -26,6 +29,11 @@ export interface ScrapeSettings {
   readonly path: string;
   /** The member the endpoint belongs to (for messages). */
   readonly cluster?: string;
+  /**
+   * The member's destination rules, when the origin's host is a name read from its objects:
+   * the addresses it resolves to are held to them before the router connects (and sends a token).
+   */
+  readonly destinations?: EppAnswersConfig['destinations'];
   /** Where the bearer token comes from (bearerTokenFile, or the member's own Kubernetes credentials). */
   readonly bearerToken?: BearerTokenSpec;
   /** Send the token over plain http too; otherwise it is sent over https only. */
@@ -113,6 +121,8 @@ export class MetricsScraper {
   private readonly files: CredentialFiles;
   private current: ScrapeState = { pools: new Map(), consecutiveFailures: 0 };
   private readonly wanted: ReadonlySet<string>;
+  /** Holds the addresses of a host name from the member's objects to its destination rules. */
+  private readonly lookup: ReturnType<typeof guardedLookup> | undefined;
 
   constructor(
     readonly settings: ScrapeSettings,
@@ -127,6 +137,11 @@ export class MetricsScraper {
     const plain = !settings.origin.startsWith('https:');
     this.withheld = settings.bearerToken !== undefined && plain && settings.allowTokenOverPlainHttp !== true;
     this.token = settings.bearerToken !== undefined && !this.withheld ? new BearerToken(settings.bearerToken) : undefined;
+    if (settings.destinations !== undefined) {
+      const port = Number(new URL(settings.origin).port || (plain ? 80 : 443));
+      const rules = answerRules({ destinations: settings.destinations, headers: [] });
+      this.lookup = guardedLookup(destinationJudge(rules, settings.cluster ?? 'the member', port));
+    }
     const n = settings.names;
     this.wanted = new Set([...n.readyPods, ...n.queueSize, ...n.kvCache, ...n.runningRequests]);
     this.periodic = new Periodic(settings.intervalMs, async () => {
@@ -240,12 +255,17 @@ export class MetricsScraper {
     const ca = read('caFile', tls.caFile);
     const cert = read('certFile', tls.certFile);
     const key = read('keyFile', tls.keyFile);
-    const connection = new HttpOrigin(origin, Math.max(this.settings.intervalMs * 2, 10_000), {
-      ...(ca ? { ca } : {}),
-      ...(cert && key ? { cert, key } : {}),
-      rejectUnauthorized: ca ? true : !tls.insecureSkipVerify,
-      ...(tls.serverName ? { servername: tls.serverName } : {}),
-    });
+    const connection = new HttpOrigin(
+      origin,
+      Math.max(this.settings.intervalMs * 2, 10_000),
+      {
+        ...(ca ? { ca } : {}),
+        ...(cert && key ? { cert, key } : {}),
+        rejectUnauthorized: ca ? true : !tls.insecureSkipVerify,
+        ...(tls.serverName ? { servername: tls.serverName } : {}),
+      },
+      this.lookup === undefined ? {} : { lookup: this.lookup },
+    );
     this.conn = { origin: connection, generation, material };
     return connection;
   }
@@ -277,6 +297,7 @@ function classify(err: unknown): ScrapeError {
     case 'EAI_AGAIN':
     case 'ECONNABORTED':
     case 'EPIPE':
+    case 'EDESTINATIONREFUSED': // a host name from the member's objects resolved to an address its rules deny
       return new ScrapeError('connect', message);
     default:
       return e?.code?.startsWith('ERR_TLS') || e?.code?.includes('CERT') ? new ScrapeError('tls', message) : new ScrapeError('error', message);

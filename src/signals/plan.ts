@@ -4,10 +4,12 @@
  * EPP (or a parent) share one prober, and a settings change makes a new one.
  */
 import {
+  eppAnswersSchema,
   eppHealthSchema,
   eppMetricsSchema,
   parentProbeSchema,
   type ClusterConfig,
+  type EppAnswersConfig,
   type EppHealthConfig,
   type EppMetricsConfig,
   type KubernetesSourceConfig,
@@ -15,6 +17,7 @@ import {
   type RouterConfig,
 } from '../config/schema.js';
 import { bearerTokenSpec } from '../credentials/bearer-token.js';
+import { fromMemberDns } from '../snapshot/address.js';
 import type { Candidate, EppTarget } from '../snapshot/types.js';
 import type { HealthProbeSettings } from './health-prober.js';
 import type { ScrapeSettings } from './metrics-scraper.js';
@@ -44,6 +47,7 @@ export type SignalsConfig = Pick<RouterConfig, 'clusters' | 'outlier'>;
 const DEFAULT_HEALTH: EppHealthConfig = eppHealthSchema.parse({});
 const DEFAULT_METRICS: EppMetricsConfig = eppMetricsSchema.parse({});
 const DEFAULT_PARENT: ParentProbeConfig = parentProbeSchema.parse({});
+const DEFAULT_ANSWERS: EppAnswersConfig = eppAnswersSchema.parse({});
 
 function clusterOf(config: SignalsConfig, name: string): ClusterConfig | undefined {
   return config.clusters.find((c) => c.name === name);
@@ -68,6 +72,7 @@ export function planMetrics(
   pool: string,
   metrics: EppMetricsConfig = DEFAULT_METRICS,
   kubernetes?: KubernetesSourceConfig,
+  answers: EppAnswersConfig = DEFAULT_ANSWERS,
 ): (Planned<ScrapeSettings> & { pool: string }) | undefined {
   if (!metrics.enabled) return undefined;
   const override = metrics.services.find((s) => s.namespace === epp.service.namespace && s.name === epp.service.name);
@@ -77,6 +82,7 @@ export function planMetrics(
     origin: `${metrics.scheme}://${joinHostPort(epp.host, port)}`,
     path: override?.path ?? metrics.path,
     cluster: epp.cluster,
+    ...(fromMemberDns(epp) ? { destinations: answers.destinations } : {}),
     ...(token === undefined ? {} : { bearerToken: token, allowTokenOverPlainHttp: metrics.allowTokenOverPlainHttp }),
     tls: metrics.tls,
     intervalMs: metrics.intervalMs,
@@ -112,7 +118,7 @@ export function planCandidate(candidate: Candidate, config: SignalsConfig): Cand
   const eppCluster = epp ? clusterOf(config, epp.cluster) : undefined;
   const parent = candidate.via === 'parent' ? candidate.parent : undefined;
   const health = epp ? planHealth(epp, eppCluster?.epp.health) : undefined;
-  const metrics = epp ? planMetrics(epp, candidate.pool, eppCluster?.epp.metrics, eppCluster?.kubernetes) : undefined;
+  const metrics = epp ? planMetrics(epp, candidate.pool, eppCluster?.epp.metrics, eppCluster?.kubernetes, eppCluster?.eppAnswers) : undefined;
   const parentPlan = parent ? planParent(parent.address, parent.cluster, clusterOf(config, parent.cluster)?.parentProbe) : undefined;
   return {
     candidate,

@@ -3,6 +3,7 @@
  * parsing/joining. Pure string code (no node:net), so the builder stays free
  * of I/O modules.
  */
+import type { EppTarget } from './types.js';
 
 const IPV4_OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const IPV4 = new RegExp(`^${IPV4_OCTET}(?:\\.${IPV4_OCTET}){3}$`);
@@ -84,4 +85,14 @@ export function parseHostPort(s: string): HostPort | undefined {
   if (colon !== s.lastIndexOf(':') || colon === 0) return undefined;
   const port = parsePort(s.slice(colon + 1));
   return port === undefined ? undefined : { host: s.slice(0, colon), port };
+}
+
+/**
+ * An EPP host name read from the member's objects (a load-balancer hostname): where it
+ * resolves is the member's to say, so the router holds the resolved addresses to the
+ * member's destination rules when it connects. IPs are judged when the snapshot is built;
+ * address overrides are the operator's own.
+ */
+export function fromMemberDns(target: Pick<EppTarget, 'source' | 'host'>): boolean {
+  return target.source !== 'override' && !isIP(target.host.replace(/^\[(.*)\]$/, '$1'));
 }

@@ -67,6 +67,7 @@ export function buildSnapshot(input: BuildInput): BuildResult {
   const table = compileMatchTable(tableRules, ctx.localCluster, config.routes.regex, (d) => ctx.diagnostics.add(d));
 
   const diagnostics = ctx.diagnostics.list().sort(compareDiagnostics);
+  const refusedObjects = resolver.excludedObjects();
   const candidates = new Map<string, Candidate>();
   for (const c of resolver.sortedCandidates()) candidates.set(c.id, c);
   const snapshot: RoutingSnapshot = {
@@ -77,7 +78,7 @@ export function buildSnapshot(input: BuildInput): BuildResult {
     routes,
     candidates,
     diagnostics,
-    excludedObjects: ctx.excludedObjects,
+    excludedObjects: refusedObjects.length === 0 ? ctx.excludedObjects : [...ctx.excludedObjects, ...refusedObjects],
     clusters: input.clusters
       .filter((s) => ctx.clusters.has(s.cluster))
       .filter((s, i, all) => all.findIndex((x) => x.cluster === s.cluster) === i)

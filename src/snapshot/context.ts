@@ -34,7 +34,7 @@ export interface BuildContext {
   readonly clusters: ReadonlyMap<string, ClusterObjects>;
   readonly clusterConfigs: ReadonlyMap<string, ClusterConfig>;
   readonly diagnostics: DiagnosticSink;
-  /** Objects left out as a whole: invalid ones the sources reported, pools without an Endpoint Picker. */
+  /** Objects left out as a whole: invalid ones the sources reported, pools without an Endpoint Picker (the build adds refused EPP Services). */
   readonly excludedObjects: readonly ExcludedObject[];
 }
 

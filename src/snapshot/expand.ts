@@ -29,8 +29,9 @@ import {
   resolveEpp,
   resolveParent,
   type ClusterScope,
+  type FailedObject,
 } from './resolve.js';
-import type { BackendGroup, Candidate, Diagnostic, Exclusion, ImportOrigin, RouteRule } from './types.js';
+import type { BackendGroup, Candidate, Diagnostic, ExcludedObject, Exclusion, ImportOrigin, RouteRule } from './types.js';
 
 /** An exclusion plus where its diagnostic points. */
 interface Problem {
@@ -42,6 +43,8 @@ interface Problem {
 interface Expansion {
   readonly candidates: readonly Candidate[];
   readonly problems: readonly Problem[];
+  /** Member objects whose fields the resolution refused (listed with the snapshot's excluded objects). */
+  readonly objects?: readonly ExcludedObject[];
   /** For an InferencePoolImport backendRef: where its exporting clusters came from. */
   readonly importOrigin?: ImportOrigin;
 }
@@ -49,6 +52,7 @@ interface Expansion {
 const NO_PROBLEMS: readonly Problem[] = Object.freeze([]);
 const NO_CANDIDATES: readonly Candidate[] = Object.freeze([]);
 const NO_WARNINGS: readonly Diagnostic[] = Object.freeze([]);
+const NO_OBJECTS: readonly ExcludedObject[] = Object.freeze([]);
 
 /**
  * One pool's resolution against its cluster's objects and the router config:
@@ -57,6 +61,8 @@ const NO_WARNINGS: readonly Diagnostic[] = Object.freeze([]);
 interface Resolution extends Expansion {
   /** Warnings emitted while resolving (replayed into every build that uses the resolution). */
   readonly warnings: readonly Diagnostic[];
+  /** Refused member objects (replayed like the warnings). */
+  readonly objects: readonly ExcludedObject[];
   /** Stamp of the build that last used it: each build counts its candidate and replays its warnings once. */
   usedIn: number;
 }
@@ -118,6 +124,8 @@ export class CandidateResolver {
   private readonly imports: ByPool<Expansion> = new Map();
   /** Scratch for the warnings of one resolution. */
   private readonly warnings: Diagnostic[] = [];
+  /** This build's refused member objects, once each (see {@link excludedObjects}). */
+  private readonly objects = new Map<string, ExcludedObject>();
   private readonly stamp = ++builds;
 
   constructor(private readonly ctx: BuildContext) {}
@@ -145,13 +153,14 @@ export class CandidateResolver {
     if (res === undefined) {
       const { warnings } = this;
       warnings.length = 0;
-      const { candidates, problems } = resolveFound(this.ctx.mode, memo, pool, warnings);
-      res = { candidates, problems, warnings: warnings.length > 0 ? warnings.slice() : NO_WARNINGS, usedIn: 0 };
+      const { candidates, problems, objects } = resolveFound(this.ctx.mode, memo, pool, warnings);
+      res = { candidates, problems, warnings: warnings.length > 0 ? warnings.slice() : NO_WARNINGS, objects: objects ?? NO_OBJECTS, usedIn: 0 };
       setIn(memo.resolved, namespace, name, res);
     }
     if (res.usedIn !== this.stamp) {
       res.usedIn = this.stamp;
       for (const w of res.warnings) this.ctx.diagnostics.add(w);
+      for (const o of res.objects) this.objects.set(`${o.cluster}\u0000${o.kind}\u0000${o.namespace}\u0000${o.name}\u0000${o.field}\u0000${o.reason}`, o);
       const c = res.candidates[0];
       if (c !== undefined) memo.candidates.push(c);
     }
@@ -169,6 +178,12 @@ export class CandidateResolver {
     };
     this.clusters.set(cluster, memo);
     return memo;
+  }
+
+  /** Member objects this build's pools refused a field of (an EPP Service's address), by cluster, namespace and name. */
+  excludedObjects(): ExcludedObject[] {
+    const key = (o: ExcludedObject): string => `${o.cluster}/${o.namespace}/${o.name}`;
+    return [...this.objects.values()].sort((a, b) => compareStrings(key(a), key(b)));
   }
 
   /**
@@ -286,11 +301,16 @@ function importProblem(ctx: BuildContext, key: string, reason: string, message: 
   };
 }
 
-function excluded(cluster: string, namespace: string, name: string, reason: string, message: string): Expansion {
+function excluded(cluster: string, namespace: string, name: string, reason: string, message: string, object?: FailedObject): Expansion {
   return {
     candidates: NO_CANDIDATES,
     problems: [{ exclusion: { subject: `${cluster}/${namespace}/${name}`, reason, message }, subject: `${cluster}: InferencePool ${nsName(namespace, name)}` }],
+    ...(object === undefined ? {} : { objects: [refusedObject(cluster, reason, message, object)] }),
   };
+}
+
+function refusedObject(cluster: string, reason: string, message: string, object: FailedObject): ExcludedObject {
+  return { cluster, kind: object.kind, namespace: object.namespace, name: object.name, field: object.field, reason, message };
 }
 
 function portNumbers(ports: InferencePool['spec']['targetPorts']): number[] {
@@ -329,9 +349,13 @@ function resolveFound(mode: BuildContext['mode'], memo: ClusterMemo, pool: Infer
     const c: Candidate = epp.ok
       ? { id, cluster, namespace, pool: name, local, failureMode, targetPorts, via: 'parent', parent: parent.value, epp: epp.value }
       : { id, cluster, namespace, pool: name, local, failureMode, targetPorts, via: 'parent', parent: parent.value };
-    return { candidates: [c], problems: NO_PROBLEMS };
+    if (epp.ok || epp.object === undefined) return { candidates: [c], problems: NO_PROBLEMS };
+    // Routed through its parent, the pool stays; its EPP is neither probed nor scraped.
+    const message = `${epp.message} (the pool is still routed through its parent Gateway; its EPP is neither probed nor scraped)`;
+    warnings.push({ severity: 'warning', subject: `${cluster}: InferencePool ${nsName(namespace, name)}`, reason: epp.reason, message });
+    return { candidates: [c], problems: NO_PROBLEMS, objects: [refusedObject(cluster, epp.reason, message, epp.object)] };
   }
-  if (!epp.ok) return excluded(cluster, namespace, name, epp.reason, epp.message);
+  if (!epp.ok) return excluded(cluster, namespace, name, epp.reason, epp.message, epp.object);
   // A remote FailOpen pool's parent Gateway, when it resolves, is where the data path fails open to.
   if (!local && failureMode === 'FailOpen') {
     const parent = resolveParent(scope, pool);

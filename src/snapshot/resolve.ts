@@ -23,9 +23,18 @@ export interface Failure {
   readonly message: string;
 }
 
-export type Resolved<T> = { readonly ok: true; readonly value: T } | ({ readonly ok: false } & Failure);
+/** The member's object whose field caused a failure, when one did (it is listed among the excluded objects). */
+export interface FailedObject {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly field: string;
+}
 
-const fail = (reason: string, message: string): { ok: false; reason: string; message: string } => ({ ok: false, reason, message });
+export type Resolved<T> = { readonly ok: true; readonly value: T } | ({ readonly ok: false; readonly object?: FailedObject } & Failure);
+
+const fail = (reason: string, message: string, object?: FailedObject): { ok: false; reason: string; message: string; object?: FailedObject } =>
+  object === undefined ? { ok: false, reason, message } : { ok: false, reason, message, object };
 
 function poolName(pool: InferencePool, cluster: string): string {
   return `InferencePool ${nsName(pool.metadata.namespace, pool.metadata.name)} in cluster ${cluster}`;
@@ -88,22 +97,39 @@ export function resolveEpp(scope: ClusterScope, pool: InferencePool, warnings: D
       );
     }
     const ingress = svc.status.loadBalancer.ingress[0];
-    const lb = ingress?.ip || ingress?.hostname;
     const ext = svc.spec.externalIPs[0];
     const cip = svc.spec.clusterIP;
-    if (lb) {
-      host = lb;
+    let field: ServiceAddressField;
+    if (ingress?.ip) {
+      host = ingress.ip;
       source = 'loadBalancer';
+      field = 'status.loadBalancer.ingress[0].ip';
+    } else if (ingress?.hostname) {
+      host = ingress.hostname;
+      source = 'loadBalancer';
+      field = 'status.loadBalancer.ingress[0].hostname';
     } else if (ext) {
       host = ext;
       source = 'externalIP';
+      field = 'spec.externalIPs[0]';
     } else if (cip && cip !== 'None') {
       host = cip;
       source = 'clusterIP';
+      field = 'spec.clusterIP';
     } else {
       return fail(
         'NoServiceAddress',
         `${poolName(pool, cluster)}: EPP Service ${nsName(ns, ref.name)} has no load-balancer ingress, external IP or cluster IP (headless?); set clusters[${cluster}].addressOverrides.services`,
+      );
+    }
+    const denied = serviceAddressRefusal(scope, host, port, field);
+    if (denied !== undefined) {
+      const allow = isIP(host) ? `, or allow the address in clusters[${cluster}].eppAnswers.destinations` : '';
+      return fail(
+        EPP_ADDRESS_DENIED,
+        `${poolName(pool, cluster)}: EPP Service ${nsName(ns, ref.name)} ${field}: ${denied}, so the router does not dial it; ` +
+          `set clusters[${cluster}].addressOverrides.services for the Service${allow}`,
+        { kind: 'Service', namespace: ns, name: ref.name, field },
       );
     }
     const ports = svc.spec.ports;
@@ -131,6 +157,34 @@ export function resolveEpp(scope: ClusterScope, pool: InferencePool, warnings: D
       tls,
     },
   };
+}
+
+/** The Service fields an EPP address may come from, in the order they are tried. */
+export type ServiceAddressField =
+  | 'status.loadBalancer.ingress[0].ip'
+  | 'status.loadBalancer.ingress[0].hostname'
+  | 'spec.externalIPs[0]'
+  | 'spec.clusterIP';
+
+/** The reason of a pool left out because its EPP Service's address is refused. */
+export const EPP_ADDRESS_DENIED = 'EppAddressDenied';
+
+/** A DNS name: dot-separated labels of letters, digits and hyphens (a trailing dot allowed). */
+const DNS_NAME = /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+
+/**
+ * Why an EPP address read from the member's Service may not be dialled, or undefined.
+ * An IP is held to the member's destination rules, as its EPPs' answers are; a field that
+ * holds IPs must hold one; a load-balancer hostname must be a DNS name, and its resolved
+ * addresses are held to the same rules when the router connects (see transport/guarded-lookup.ts).
+ */
+function serviceAddressRefusal(scope: ClusterScope, host: string, port: number, field: ServiceAddressField): string | undefined {
+  if (isIP(host)) {
+    const denied = memberRules(scope.config?.eppAnswers).destinationRefusal(joinHostPort(host, port));
+    return denied?.detail;
+  }
+  if (field !== 'status.loadBalancer.ingress[0].hostname') return `"${host}" is not an IP address`;
+  return DNS_NAME.test(host) ? undefined : `"${host}" is not a DNS name`;
 }
 
 function exposes(ports: Service['spec']['ports'], port: number): boolean {

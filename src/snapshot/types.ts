@@ -168,7 +168,10 @@ export interface RoutingSnapshot {
   /** Every distinct candidate in the snapshot, by id (what signals probe). */
   readonly candidates: ReadonlyMap<string, Candidate>;
   readonly diagnostics: readonly Diagnostic[];
-  /** Objects left out as a whole (one entry per problem field), by cluster, then in source order. */
+  /**
+   * Objects left out as a whole (one entry per problem field), by cluster, then in source order;
+   * then the EPP Services whose address the router refused to dial (EppAddressDenied), by cluster and name.
+   */
   readonly excludedObjects: readonly ExcludedObject[];
   /** Per-cluster source state: revision and staleness, for /debug and metrics. */
   readonly clusters: readonly { readonly name: string; readonly revision: string; readonly stale: boolean; readonly objects: number }[];

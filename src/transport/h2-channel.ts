@@ -7,6 +7,7 @@
  * with the last connect error (UNAVAILABLE, as grpc-js reports them).
  */
 import { connect, constants as h2, type ClientHttp2Session, type OutgoingHttpHeaders, type SecureClientSessionOptions } from 'node:http2';
+import type { LookupFunction } from 'node:net';
 import { status as Status } from '@grpc/grpc-js';
 import { H2ClientCall } from './client-call.js';
 import { formatGrpcTimeout, GRPC_CONTENT_TYPE } from './grpc-status.js';
@@ -20,6 +21,8 @@ export interface H2ChannelOptions {
   readonly tls?: SecureClientSessionOptions;
   /** The :authority of every call (default: the address). */
   readonly authority?: string;
+  /** Resolves a host name (not used for an IP): a refusal fails the connect like any other connect error. */
+  readonly lookup?: LookupFunction;
 }
 
 const INITIAL_BACKOFF_MS = 250;
@@ -95,7 +98,7 @@ export class H2Channel {
     const o = this.options;
     const url = `${o.tls ? 'https' : 'http'}://${this.address}`;
     return new Promise<void>((resolve, reject) => {
-      const session = connect(url, { ...o.tls, maxSessionMemory: 64 });
+      const session = connect(url, { ...o.tls, maxSessionMemory: 64, ...(o.lookup ? { lookup: o.lookup } : {}) });
       this.session = session;
       const timer = setTimeout(() => {
         session.destroy();

@@ -67,6 +67,19 @@ describe('planCandidate', () => {
     expect(p.metrics?.settings.origin).toBe('http://[fd00::1]:9090');
   });
 
+  it("scrapes a host name from the member's objects under the member's destination rules; IPs and overrides without", () => {
+    const rules = signalsConfig({ a: { eppAnswers: { destinations: { allow: ['10.0.0.0/8'], deny: ['10.9.0.0/16'] } } } });
+    const lb = { ...eppTarget('a', 'lb.example.com:9002'), source: 'loadBalancer' as const };
+    expect(planCandidate(viaEpp('a', 'pool', lb), rules).metrics?.settings.destinations).toEqual({ allow: ['10.0.0.0/8'], deny: ['10.9.0.0/16'] });
+    expect(planCandidate(viaEpp('a', 'pool', { ...lb, source: 'override' }), rules).metrics?.settings).not.toHaveProperty('destinations');
+    const ip = { ...eppTarget('a', '10.0.0.1:9002'), source: 'clusterIP' as const };
+    expect(planCandidate(viaEpp('a', 'pool', ip), rules).metrics?.settings).not.toHaveProperty('destinations');
+    // The rules are part of the scraper's identity: other rules, another scraper.
+    const other = signalsConfig({ a: {} });
+    expect(planCandidate(viaEpp('a', 'pool', lb), other).metrics?.settings.destinations?.deny).toContain('127.0.0.0/8');
+    expect(planCandidate(viaEpp('a', 'pool', lb), other).metrics?.key).not.toBe(planCandidate(viaEpp('a', 'pool', lb), rules).metrics?.key);
+  });
+
   it('a parent candidate gets a parent probe with its parent cluster settings, and EPP probes when it has an EPP', () => {
     const withEpp = planCandidate(viaParent('b', 'pool', parentTarget('b', '192.0.2.1:80'), eppTarget('b', '192.0.2.2:9002')), config);
     expect(withEpp.parent?.settings).toMatchObject({ address: '192.0.2.1:80', mode: 'http', path: '/healthz' });

@@ -38,7 +38,10 @@ export function snapshotOf(...candidates: Candidate[]): { candidates: ReadonlyMa
 }
 
 /** Fast intervals for tests; `epp` / `parentProbe` are merged over them per cluster. */
-export function signalsConfig(clusters: Record<string, { epp?: Record<string, unknown>; parentProbe?: Record<string, unknown> }>, outlier = {}): SignalsConfig {
+export function signalsConfig(
+  clusters: Record<string, { epp?: Record<string, unknown>; parentProbe?: Record<string, unknown>; eppAnswers?: Record<string, unknown> }>,
+  outlier = {},
+): SignalsConfig {
   const out: ClusterConfig[] = Object.entries(clusters).map(([name, c]) =>
     clusterSchema.parse({
       name,
@@ -49,6 +52,7 @@ export function signalsConfig(clusters: Record<string, { epp?: Record<string, un
         metrics: { intervalMs: 50, timeoutMs: 300, ...(c.epp?.['metrics'] as object) },
       },
       parentProbe: { intervalMs: 50, timeoutMs: 300, ...c.parentProbe },
+      ...(c.eppAnswers ? { eppAnswers: c.eppAnswers } : {}),
     }),
   );
   return { clusters: out, outlier: { consecutiveFailures: 5, baseEjectionMs: 10_000, maxEjectionMs: 300_000, ...outlier } };

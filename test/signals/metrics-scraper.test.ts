@@ -198,3 +198,33 @@ describe('MetricsScraper', () => {
     expect(await scraper(srv.origin, { tls: { caFile: '/nonexistent/ca.pem', insecureSkipVerify: true } }).scrapeOnce()).toMatchObject({ ok: false, reason: 'tls-config' });
   });
 });
+
+describe('MetricsScraper of a host name from a member object', () => {
+  const LOOPBACK_ALLOWED = { allow: ['127.0.0.0/8', '::1/128'], deny: [] };
+  const DEFAULT_RULES = { allow: ['0.0.0.0/0', '::/0'], deny: ['127.0.0.0/8', '::1/128', '169.254.0.0/16'] };
+
+  it("does not connect (nor send the member's token) when the name resolves to an address the member's rules deny", async () => {
+    const srv = await server({ payload: poolMetricsText('p', { readyPods: 1 }), token: 'member-token' });
+    const dir = mkdtempSync(join(tmpdir(), 'scrape-dns-'));
+    writeFileSync(join(dir, 'token'), 'member-token');
+    const origin = `http://localhost:${srv.port}`;
+    const over = { cluster: 'cluster-b', bearerToken: { file: join(dir, 'token') }, allowTokenOverPlainHttp: true };
+    const r = await scraper(origin, { ...over, destinations: DEFAULT_RULES }).scrapeOnce();
+    expect(r).toMatchObject({ ok: false, reason: 'connect' });
+    expect(!r.ok && r.message).toBe(
+      `localhost resolved to 127.0.0.1, which is refused: 127.0.0.1:${srv.port} is inside destinations.deny (clusters[cluster-b].eppAnswers.destinations)`,
+    );
+    expect(srv.connections).toBe(0);
+    expect(srv.requests).toBe(0);
+
+    const allowed = scraper(origin, { ...over, destinations: LOOPBACK_ALLOWED });
+    expect((await allowed.scrapeOnce()).ok).toBe(true);
+    expect(allowed.state().pools.get('p')).toEqual({ readyPods: 1 });
+    expect(srv.lastAuthorization).toBe('Bearer member-token');
+  });
+
+  it('without member rules (an operator override) the name is dialled as it resolves', async () => {
+    const srv = await server({ payload: poolMetricsText('p', { readyPods: 2 }) });
+    expect((await scraper(`http://localhost:${srv.port}`).scrapeOnce()).ok).toBe(true);
+  });
+});

@@ -16,8 +16,10 @@ import {
   rule,
   servedGateway,
   service,
+  state,
   type PoolOpts,
 } from './fixtures.js';
+import { buildSnapshot } from '../../src/snapshot/build.js';
 
 type Cfg = ReturnType<typeof config>;
 
@@ -120,6 +122,108 @@ describe('EPP resolution', () => {
 
   it('excludes a remote candidate whose EPP does not resolve in Endpoint mode', () => {
     expect(remote([exportedPool({ epp: 'epp' })]).excluded[0]!.reason).toBe('ServiceNotFound');
+  });
+});
+
+describe("EPP addresses from the member's Service are held to its destination rules", () => {
+  /** The Service fields an address can come from, each with the other fields empty. */
+  const FIELDS = [
+    { field: 'status.loadBalancer.ingress[0].ip', svc: (a: string) => service('epp', { ingress: [{ ip: a }], externalIPs: ['192.0.2.1'] }) },
+    { field: 'spec.externalIPs[0]', svc: (a: string) => service('epp', { externalIPs: [a] }) },
+    { field: 'spec.clusterIP', svc: (a: string) => service('epp', { clusterIP: a }) },
+  ];
+  const DENIED = ['127.0.0.1', '169.254.169.254', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe', '::1', 'fe80::1'];
+
+  it.each(FIELDS)('leaves the pool out when $field holds a denied address (EppAddressDenied), naming the Service, the field and the fixes', ({ field, svc }) => {
+    for (const a of DENIED) {
+      const res = build(config(), { [LOCAL]: [servedGateway(), pool('llm-pool', { epp: 'epp' }), svc(a), route('r', [rule([poolRef('llm-pool')])])] });
+      const g = res.snapshot.routes[0]!.rules[0]!.backends[0]!;
+      expect(g.candidates, a).toEqual([]);
+      expect(g.excluded[0]).toMatchObject({ reason: 'EppAddressDenied', subject: 'cluster-a/example/llm-pool' });
+      const message = g.excluded[0]!.message;
+      expect(message).toContain(`EPP Service example/epp ${field}:`);
+      expect(message).toContain('inside destinations.deny');
+      expect(message).toContain('clusters[cluster-a].addressOverrides.services');
+      expect(message).toContain('clusters[cluster-a].eppAnswers.destinations');
+      expect(res.snapshot.candidates.size).toBe(0);
+      expect(res.snapshot.excludedObjects).toEqual([
+        { cluster: LOCAL, kind: 'Service', namespace: 'example', name: 'epp', field, reason: 'EppAddressDenied', message },
+      ]);
+      expect(res.diagnostics.find((d) => d.reason === 'EppAddressDenied')).toMatchObject({ severity: 'error', subject: 'cluster-a: InferencePool example/llm-pool' });
+    }
+  });
+
+  it.each(FIELDS)('uses an allowed address in $field, and one the member allows', ({ svc }) => {
+    expect(local([pool('llm-pool', { epp: 'epp' }), svc('10.1.2.3')]).candidate!.epp!.address).toBe('10.1.2.3:9002');
+    const lab = config({ clusters: [{ name: LOCAL, eppAnswers: { destinations: { allow: ['127.0.0.0/8'], deny: [] } } }, { name: 'cluster-b' }] });
+    const { candidate, excluded } = local([pool('llm-pool', { epp: 'epp' }), svc('127.0.0.1')], lab);
+    expect(excluded).toEqual([]);
+    expect(candidate!.epp!.address).toBe('127.0.0.1:9002');
+  });
+
+  it("judges the address by the member's own rules: outside destinations.allow is refused too", () => {
+    const narrow = config({ clusters: [{ name: LOCAL, eppAnswers: { destinations: { allow: ['10.0.0.0/8'] } } }, { name: 'cluster-b' }] });
+    const { excluded } = local([pool('llm-pool', { epp: 'epp' }), service('epp', { clusterIP: '192.168.1.1' })], narrow);
+    expect(excluded[0]).toMatchObject({ reason: 'EppAddressDenied' });
+    expect(excluded[0]!.message).toContain('192.168.1.1:9002 is outside destinations.allow');
+  });
+
+  it('refuses a field that must hold an IP but holds a name, and a load-balancer hostname that is not a DNS name', () => {
+    const reason = (o: Parameters<typeof service>[1]) => local([pool('llm-pool', { epp: 'epp' }), service('epp', o)]).excluded[0];
+    expect(reason({ clusterIP: 'localhost' })).toMatchObject({ reason: 'EppAddressDenied' });
+    expect(reason({ clusterIP: 'localhost' })!.message).toContain('spec.clusterIP: "localhost" is not an IP address');
+    expect(reason({ externalIPs: ['metadata.google.internal'] })!.message).toContain('spec.externalIPs[0]: "metadata.google.internal" is not an IP address');
+    expect(reason({ ingress: [{ ip: 'localhost' }] })!.reason).toBe('EppAddressDenied');
+    expect(reason({ ingress: [{ hostname: 'a:b@evil' }] })!.message).toContain('status.loadBalancer.ingress[0].hostname: "a:b@evil" is not a DNS name');
+  });
+
+  it('keeps a load-balancer hostname (judged when the router connects), and an IP written in the hostname field is judged now', () => {
+    const epp = (o: Parameters<typeof service>[1]) => local([pool('llm-pool', { epp: 'epp' }), service('epp', o)]);
+    expect(epp({ ingress: [{ hostname: 'localhost' }] }).candidate!.epp).toMatchObject({ host: 'localhost', source: 'loadBalancer' });
+    expect(epp({ ingress: [{ hostname: '127.0.0.1' }] }).excluded[0]!.message).toContain('status.loadBalancer.ingress[0].hostname: 127.0.0.1:9002 is inside destinations.deny');
+  });
+
+  it("does not check the operator's address override", () => {
+    const cfg = config({ clusters: [{ name: LOCAL, addressOverrides: { services: [{ namespace: 'example', name: 'epp', address: '127.0.0.1:9102' }] } }, { name: 'cluster-b' }] });
+    const { candidate, excluded } = local([pool('llm-pool', { epp: 'epp' }), service('epp', { clusterIP: '169.254.169.254' })], cfg);
+    expect(excluded).toEqual([]);
+    expect(candidate!.epp).toMatchObject({ address: '127.0.0.1:9102', source: 'override' });
+  });
+
+  it('lists a Service shared by two denied pools once, and other pools keep serving', () => {
+    const res = build(config(), {
+      [LOCAL]: [
+        servedGateway(),
+        pool('p1', { epp: 'bad' }), pool('p2', { epp: 'bad' }), pool('p3', { epp: 'good' }),
+        service('bad', { clusterIP: '169.254.169.254' }), service('good', { clusterIP: '10.0.0.9' }),
+        route('r', [rule([poolRef('p1'), poolRef('p2'), poolRef('p3')])]),
+      ],
+    });
+    expect(res.snapshot.excludedObjects.map((x) => `${x.kind} ${x.name} ${x.reason}`)).toEqual(['Service bad EppAddressDenied']);
+    expect([...res.snapshot.candidates.keys()]).toEqual(['cluster-a/example/p3']);
+  });
+
+  it('reports the refused Service again on a rebuild that reuses the cached resolution', () => {
+    const states = [state(LOCAL, [servedGateway(), pool('llm-pool', { epp: 'epp' }), service('epp', { clusterIP: '127.0.0.1' }), route('r', [rule([poolRef('llm-pool')])])])];
+    const cfg = config();
+    const first = buildSnapshot({ config: cfg, clusters: states, version: 1 });
+    const second = buildSnapshot({ config: cfg, clusters: states, version: 2 });
+    expect(second.snapshot.excludedObjects).toEqual(first.snapshot.excludedObjects);
+    expect(second.snapshot.excludedObjects).toHaveLength(1);
+    expect(second.diagnostics.filter((d) => d.reason === 'EppAddressDenied')).toHaveLength(1);
+  });
+
+  it('in Parent mode a remote pool stays routed through its parent, without its denied EPP, and the Service is reported', () => {
+    const cfg = config({ mode: 'Parent' });
+    const res = build(cfg, {
+      [LOCAL]: [servedGateway(), poolImport('llm-pool', [['cluster-b']]), route('r', [rule([importRef('llm-pool')])])],
+      'cluster-b': [exportedPool({ epp: 'epp', parents: [parentRef('gw-b')] }), service('epp', { clusterIP: '127.0.0.1' }), gateway('gw-b', { addresses: ['192.0.2.10'] })],
+    });
+    const c = res.snapshot.routes[0]!.rules[0]!.backends[0]!.candidates[0]!;
+    expect(c).toMatchObject({ via: 'parent' });
+    expect(c.epp).toBeUndefined();
+    expect(res.snapshot.excludedObjects).toMatchObject([{ cluster: 'cluster-b', kind: 'Service', name: 'epp', field: 'spec.clusterIP', reason: 'EppAddressDenied' }]);
+    expect(res.diagnostics.find((d) => d.reason === 'EppAddressDenied')).toMatchObject({ severity: 'warning', subject: 'cluster-b: InferencePool example/llm-pool' });
   });
 });
 
