@@ -12,7 +12,7 @@ import { PROCS } from './lib/paths.js';
 import { cpuProfile, monotonicUs } from './lib/profile.js';
 import { forkChild, procUsage, RssSampler, spawnRouter } from './lib/proc.js';
 import { routerMemory, waitForSignals } from './lib/router-admin.js';
-import { BENCH_POOLS, EPP_PORT_COUNT, writeTopology, type EppPorts } from './lib/topology.js';
+import { BENCH_POOLS, EPP_PORT_COUNT, EPP_PORT_WEIGHTS, writeTopology, type EppPorts } from './lib/topology.js';
 import { runStreaming } from './streaming.js';
 import { SETUPS, type Cell, type DataPathResults, type Load, type OpenStreamsResult, type Setup, type Variant, type WindowResult } from './lib/types.js';
 
@@ -39,9 +39,11 @@ export async function runDataPath(o: BenchOptions, profileDir: string): Promise<
     const epp = await forkChild('fast-epp', PROCS.epp, ['--ports', String(EPP_PORT_COUNT), '--pools', BENCH_POOLS.join(',')]);
     started.push(epp);
     const ports = epp.info as EppPorts;
-    const floor = await forkChild('floor-proxy', PROCS.floor, ['--target', `127.0.0.1:${ports.ports[0]}`], profFlags('floor'));
+    // The floors dial the router's upstream set: the same EPP ports in the same shares.
+    const upstreams = ['--target', ports.ports.map((p) => `127.0.0.1:${p}`).join(','), '--weights', EPP_PORT_WEIGHTS.join(',')];
+    const floor = await forkChild('floor-proxy', PROCS.floor, upstreams, profFlags('floor'));
     started.push(floor);
-    const h2floor = await forkChild('h2-floor-proxy', PROCS.h2floor, ['--target', `127.0.0.1:${ports.ports[0]}`], profFlags('h2floor'));
+    const h2floor = await forkChild('h2-floor-proxy', PROCS.h2floor, upstreams, profFlags('h2floor'));
     started.push(h2floor);
     const router = await spawnRouter(writeTopology('Endpoint', ports, o.routerTransport).configFile, [...o.routerNodeArgs, ...profFlags('router-endpoint')]);
     started.push(router);

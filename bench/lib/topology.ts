@@ -25,6 +25,12 @@ export interface EppPorts {
 
 export const BENCH_POOLS = ['llm', 'llm-canary'] as const;
 export const EPP_PORT_COUNT = 4;
+/**
+ * The share of the bench route's streams each EPP port gets in Endpoint mode
+ * (a/llm 60, a/llm-canary 10, the import's 30 split over b and c): the floor
+ * proxies spread their streams over the same ports in the same shares.
+ */
+export const EPP_PORT_WEIGHTS: readonly number[] = [60, 10, 15, 15];
 const FILLER_ROUTES = 20;
 const NS = 'default';
 

@@ -1,8 +1,10 @@
 /**
  * The physical floor: the cheapest grpc-js ext_proc hop there is. A server
- * that relays each stream, raw Buffers both ways, to one upstream (`--target
- * host:port`) over one shared channel, with backpressure, half-close and
- * cancel propagated, and nothing else: no routing, no peeking, no metrics.
+ * that relays each stream, raw Buffers both ways, to an upstream (`--target
+ * host:port[,...]`, one shared channel each, chosen per stream in the shares of
+ * `--weights`: the router's upstream set, see bench/lib/upstreams.ts), with
+ * backpressure, half-close and cancel propagated, and nothing else: no
+ * routing, no peeking, no metrics.
  *
  * A cancel that arrives after the client half-closed (Envoy's RST_STREAM right
  * after its half-close at the end of every exchange) is not passed on: the
@@ -18,25 +20,25 @@ import { Client, Metadata, Server, ServerCredentials, credentials, status, type 
 import { EXT_PROC_PROCESS_PATH } from '../../src/protocol/constants.js';
 import { extProcRawService } from '../../src/protocol/services.js';
 import { serveRpc } from '../lib/rpc.js';
+import { upstreamFlags, weightedRotation } from '../lib/upstreams.js';
 
 const MAX = 16 * 1024 * 1024;
 /** The router's EppAttempt release grace (DEFAULT_RELEASE_GRACE_MS). */
 const RELEASE_GRACE_MS = 5000;
 const identity = (b: Buffer): Buffer => b;
 
-function flag(name: string): string {
-  const i = process.argv.indexOf(name);
-  const v = i >= 0 ? process.argv[i + 1] : undefined;
-  if (v === undefined) throw new Error(`floor-proxy: ${name} is required`);
-  return v;
-}
-
-const upstream = new Client(flag('--target'), credentials.createInsecure(), {
-  'grpc.max_receive_message_length': MAX,
-  'grpc.max_send_message_length': MAX,
-});
+const { targets, weights } = upstreamFlags(process.argv);
+const upstreams = targets.map(
+  (target) =>
+    new Client(target, credentials.createInsecure(), {
+      'grpc.max_receive_message_length': MAX,
+      'grpc.max_send_message_length': MAX,
+    }),
+);
+const nextUpstream = weightedRotation(weights);
 
 function relay(down: ServerDuplexStream<Buffer, Buffer>): void {
+  const upstream = upstreams[nextUpstream()]!;
   const up = upstream.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, identity, identity, new Metadata());
   let done = false;
   /** The client half-closed (and so did we, upstream). */
@@ -101,7 +103,7 @@ async function main(): Promise<void> {
   serveRpc({}, { address: `127.0.0.1:${port}` });
   process.on('SIGTERM', () => {
     server.forceShutdown();
-    upstream.close();
+    for (const u of upstreams) u.close();
     process.exit(0);
   });
 }

@@ -1,7 +1,9 @@
 /**
  * The floor beneath the floor: an ext_proc hop on Node's HTTP/2 alone, no
- * grpc-js. Each incoming stream is relayed to one upstream (`--target
- * host:port`) over one shared HTTP/2 session: request headers copied, DATA
+ * grpc-js. Each incoming stream is relayed to an upstream (`--target
+ * host:port[,...]`, one shared HTTP/2 session each, chosen per stream in the
+ * shares of `--weights`: the router's upstream set, see bench/lib/upstreams.ts):
+ * request headers copied, DATA
  * piped both ways untouched (gRPC length prefixes included, no message
  * framing), response headers and trailers passed back. Reset after a
  * half-close is not passed on (as the floor proxy and the router do).
@@ -11,44 +13,42 @@
  */
 import http2 from 'node:http2';
 import { serveRpc } from '../lib/rpc.js';
+import { upstreamFlags, weightedRotation } from '../lib/upstreams.js';
 
 const RELEASE_GRACE_MS = 5000;
 const { HTTP2_HEADER_STATUS, HTTP2_HEADER_METHOD, HTTP2_HEADER_PATH, HTTP2_HEADER_SCHEME, HTTP2_HEADER_AUTHORITY } = http2.constants;
 
-function flag(name: string): string {
-  const i = process.argv.indexOf(name);
-  const v = i >= 0 ? process.argv[i + 1] : undefined;
-  if (v === undefined) throw new Error(`h2-floor-proxy: ${name} is required`);
-  return v;
-}
+const { targets, weights } = upstreamFlags(process.argv);
+const sessions: (http2.ClientHttp2Session | undefined)[] = targets.map(() => undefined);
+const nextUpstream = weightedRotation(weights);
 
-const target = flag('--target');
-let session: http2.ClientHttp2Session | undefined;
-function upstream(): http2.ClientHttp2Session {
-  if (!session || session.closed || session.destroyed) {
-    const s = http2.connect(`http://${target}`);
-    s.on('error', () => undefined);
-    s.on('close', () => {
-      if (session === s) session = undefined;
-    });
-    s.on('goaway', () => {
-      if (session === s) session = undefined;
-    });
-    session = s;
-  }
-  return session;
+/** The shared session to upstream `i` (a new one after it closed or received GOAWAY). */
+function upstream(i: number): http2.ClientHttp2Session {
+  const current = sessions[i];
+  if (current && !current.closed && !current.destroyed) return current;
+  const s = http2.connect(`http://${targets[i]}`);
+  s.on('error', () => undefined);
+  s.on('close', () => {
+    if (sessions[i] === s) sessions[i] = undefined;
+  });
+  s.on('goaway', () => {
+    if (sessions[i] === s) sessions[i] = undefined;
+  });
+  sessions[i] = s;
+  return s;
 }
 
 function relay(down: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
+  const i = nextUpstream();
   const out: http2.OutgoingHttpHeaders = {
     [HTTP2_HEADER_METHOD]: 'POST',
     [HTTP2_HEADER_PATH]: headers[HTTP2_HEADER_PATH],
     [HTTP2_HEADER_SCHEME]: 'http',
-    [HTTP2_HEADER_AUTHORITY]: target,
+    [HTTP2_HEADER_AUTHORITY]: targets[i],
     'content-type': headers['content-type'] ?? 'application/grpc',
     te: 'trailers',
   };
-  const up = upstream().request(out, { waitForTrailers: false });
+  const up = upstream(i).request(out, { waitForTrailers: false });
   let halfClosed = false;
   let cancelled = false;
   let grace: NodeJS.Timeout | undefined;
@@ -108,6 +108,6 @@ server.listen(0, '127.0.0.1', () => {
 });
 process.on('SIGTERM', () => {
   server.close();
-  session?.destroy();
+  for (const s of sessions) s?.destroy();
   process.exit(0);
 });

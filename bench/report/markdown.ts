@@ -99,6 +99,7 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
     `Set-ups: **direct** (generator -> fast EPP), **h2floor** (generator -> raw node:http2 relay, no grpc-js, DATA piped untouched -> EPP: what Node's HTTP/2 alone costs), ` +
       `**floor** (generator -> minimal grpc-js pass-through proxy -> EPP), ` +
       `**router** (generator -> mcip-router, Endpoint mode, 4 candidate pools over 3 clusters with live gRPC health and metrics -> EPP), ` +
+      `the router's 4 pools being 4 ports of the one fast EPP; both floors spread their streams over the same 4 ports in the router's shares (60/10/15/15), so every hop holds the same upstream connections, ` +
       `**parent** (mcip-router in Parent mode answering itself, no EPP hop). Every server is its own process; the router runs from dist/. ` +
       `Each exchange is one FULL_DUPLEX_STREAMED ext_proc stream as Envoy drives it: request headers, the JSON body in 1-3 chunks, ` +
       `wait for the routing answer and the body echo, then response headers and body, wait for their answers, then close the stream ` +
