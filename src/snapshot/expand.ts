@@ -180,7 +180,7 @@ export class CandidateResolver {
     return memo;
   }
 
-  /** Member objects this build's pools refused a field of (an EPP Service's address), by cluster, namespace and name. */
+  /** Member objects this build's pools refused a field of (an EPP Service's or parent Gateway's address), by cluster, namespace and name. */
   excludedObjects(): ExcludedObject[] {
     const key = (o: ExcludedObject): string => `${o.cluster}/${o.namespace}/${o.name}`;
     return [...this.objects.values()].sort((a, b) => compareStrings(key(a), key(b)));
@@ -301,11 +301,11 @@ function importProblem(ctx: BuildContext, key: string, reason: string, message: 
   };
 }
 
-function excluded(cluster: string, namespace: string, name: string, reason: string, message: string, object?: FailedObject): Expansion {
+function excluded(cluster: string, namespace: string, name: string, reason: string, message: string, objects?: readonly FailedObject[]): Expansion {
   return {
     candidates: NO_CANDIDATES,
     problems: [{ exclusion: { subject: `${cluster}/${namespace}/${name}`, reason, message }, subject: `${cluster}: InferencePool ${nsName(namespace, name)}` }],
-    ...(object === undefined ? {} : { objects: [refusedObject(cluster, reason, message, object)] }),
+    ...(objects === undefined ? {} : { objects: objects.map((o) => refusedObject(cluster, reason, message, o)) }),
   };
 }
 
@@ -345,17 +345,17 @@ function resolveFound(mode: BuildContext['mode'], memo: ClusterMemo, pool: Infer
   // Key order as the builder always had it (id ... targetPorts, via, then parent/epp): /debug/routes JSON is unchanged.
   if (mode === 'Parent' && !local) {
     const parent = resolveParent(scope, pool);
-    if (!parent.ok) return excluded(cluster, namespace, name, parent.reason, parent.message);
+    if (!parent.ok) return excluded(cluster, namespace, name, parent.reason, parent.message, parent.objects);
     const c: Candidate = epp.ok
       ? { id, cluster, namespace, pool: name, local, failureMode, targetPorts, via: 'parent', parent: parent.value, epp: epp.value }
       : { id, cluster, namespace, pool: name, local, failureMode, targetPorts, via: 'parent', parent: parent.value };
-    if (epp.ok || epp.object === undefined) return { candidates: [c], problems: NO_PROBLEMS };
+    if (epp.ok || epp.objects === undefined) return { candidates: [c], problems: NO_PROBLEMS };
     // Routed through its parent, the pool stays; its EPP is neither probed nor scraped.
     const message = `${epp.message} (the pool is still routed through its parent Gateway; its EPP is neither probed nor scraped)`;
     warnings.push({ severity: 'warning', subject: `${cluster}: InferencePool ${nsName(namespace, name)}`, reason: epp.reason, message });
-    return { candidates: [c], problems: NO_PROBLEMS, objects: [refusedObject(cluster, epp.reason, message, epp.object)] };
+    return { candidates: [c], problems: NO_PROBLEMS, objects: epp.objects.map((o) => refusedObject(cluster, epp.reason, message, o)) };
   }
-  if (!epp.ok) return excluded(cluster, namespace, name, epp.reason, epp.message, epp.object);
+  if (!epp.ok) return excluded(cluster, namespace, name, epp.reason, epp.message, epp.objects);
   // A remote FailOpen pool's parent Gateway, when it resolves, is where the data path fails open to.
   if (!local && failureMode === 'FailOpen') {
     const parent = resolveParent(scope, pool);

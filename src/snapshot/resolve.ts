@@ -23,7 +23,7 @@ export interface Failure {
   readonly message: string;
 }
 
-/** The member's object whose field caused a failure, when one did (it is listed among the excluded objects). */
+/** A member's object whose field caused a failure (it is listed among the excluded objects). */
 export interface FailedObject {
   readonly kind: string;
   readonly namespace: string;
@@ -31,10 +31,12 @@ export interface FailedObject {
   readonly field: string;
 }
 
-export type Resolved<T> = { readonly ok: true; readonly value: T } | ({ readonly ok: false; readonly object?: FailedObject } & Failure);
+/** A resolution; a failure names the member objects whose fields caused it, when any did. */
+export type Resolved<T> = { readonly ok: true; readonly value: T } | ({ readonly ok: false; readonly objects?: readonly FailedObject[] } & Failure);
 
-const fail = (reason: string, message: string, object?: FailedObject): { ok: false; reason: string; message: string; object?: FailedObject } =>
-  object === undefined ? { ok: false, reason, message } : { ok: false, reason, message, object };
+type Failed = { ok: false; reason: string; message: string; objects?: readonly FailedObject[] };
+const fail = (reason: string, message: string, objects?: readonly FailedObject[]): Failed =>
+  objects === undefined || objects.length === 0 ? { ok: false, reason, message } : { ok: false, reason, message, objects };
 
 function poolName(pool: InferencePool, cluster: string): string {
   return `InferencePool ${nsName(pool.metadata.namespace, pool.metadata.name)} in cluster ${cluster}`;
@@ -129,7 +131,7 @@ export function resolveEpp(scope: ClusterScope, pool: InferencePool, warnings: D
         EPP_ADDRESS_DENIED,
         `${poolName(pool, cluster)}: EPP Service ${nsName(ns, ref.name)} ${field}: ${denied}, so the router does not dial it; ` +
           `set clusters[${cluster}].addressOverrides.services for the Service${allow}`,
-        { kind: 'Service', namespace: ns, name: ref.name, field },
+        [{ kind: 'Service', namespace: ns, name: ref.name, field }],
       );
     }
     const ports = svc.spec.ports;
@@ -245,6 +247,7 @@ function tryParent(scope: ClusterScope, ref: ParentReference, ns: string): Resol
     return fail(
       'ParentAddressDenied',
       `Gateway ${key} in cluster ${cluster} status.addresses: ${denied.detail} (clusters[${cluster}].eppAnswers.destinations); set clusters[${cluster}].addressOverrides.gateways or allow it there`,
+      [{ kind: 'Gateway', namespace: ns, name: ref.name, field: 'status.addresses[0]' }],
     );
   }
   return { ok: true, value: { address, cluster, gateway, source: 'status' } };
@@ -265,12 +268,16 @@ export function resolveParent(scope: ClusterScope, pool: InferencePool): Resolve
       `${poolName(pool, cluster)} has no Gateway in status.parents; Parent mode routes remote pools through that cluster's Gateway (is the pool attached to an HTTPRoute there?)`,
     );
   }
-  const failures: Failure[] = [];
+  const failures: Failed[] = [];
   for (const { ref, ns } of refs) {
     const r = tryParent(scope, ref, ns);
     if (r.ok) return r;
     failures.push(r);
   }
-  if (failures.length === 1) return fail(failures[0]!.reason, failures[0]!.message);
-  return fail('NoResolvableParent', `no parent Gateway of ${poolName(pool, cluster)} resolves: ${failures.map((f) => `${f.reason}: ${f.message}`).join('; ')}`);
+  if (failures.length === 1) return failures[0]!;
+  return fail(
+    'NoResolvableParent',
+    `no parent Gateway of ${poolName(pool, cluster)} resolves: ${failures.map((f) => `${f.reason}: ${f.message}`).join('; ')}`,
+    failures.flatMap((f) => f.objects ?? []),
+  );
 }

@@ -37,7 +37,7 @@ function remote(objects: KubeObject[], cfg: Cfg = config(), localObjects: KubeOb
     'cluster-b': objects,
   });
   const g = res.snapshot.routes[0]!.rules[0]!.backends[0]!;
-  return { candidate: g.candidates[0] as Candidate | undefined, excluded: g.excluded as readonly Exclusion[], diagnostics: res.diagnostics };
+  return { candidate: g.candidates[0] as Candidate | undefined, excluded: g.excluded as readonly Exclusion[], diagnostics: res.diagnostics, objects: res.snapshot.excludedObjects };
 }
 
 const exportedPool = (o: PoolOpts = {}) => pool('llm-pool', { exported: true, ...o });
@@ -278,11 +278,19 @@ describe('parent resolution (Parent mode)', () => {
   it("excludes a parent whose status address the member's destination rules deny (ParentAddressDenied); a member may allow it", () => {
     // The Gateway status comes from the member cluster: it must not steer prompts to a metadata service or loopback.
     for (const a of ['169.254.169.254', '::ffff:169.254.169.254', '127.0.0.1', 'fe80::1']) {
-      const { candidate, excluded } = withGw(gateway('gw-b', { addresses: [a] }));
+      const { candidate, excluded, objects } = withGw(gateway('gw-b', { addresses: [a] }));
       expect(candidate).toBeUndefined();
       expect(excluded[0]).toMatchObject({ reason: 'ParentAddressDenied', subject: 'cluster-b/example/llm-pool' });
       expect(excluded[0]!.message).toContain('eppAnswers.destinations');
+      // The Gateway is listed among the excluded objects, naming the field, as a denied EPP Service is.
+      expect(objects).toEqual([
+        { cluster: 'cluster-b', kind: 'Gateway', namespace: 'example', name: 'gw-b', field: 'status.addresses[0]', reason: 'ParentAddressDenied', message: excluded[0]!.message },
+      ]);
     }
+    // Two parents, both denied: the pool has no resolvable parent, and both Gateways are listed.
+    const two = withGw(gateway('gw-b', { addresses: ['127.0.0.1'] }), [parentRef('gw-b'), parentRef('gw-c')], [gateway('gw-c', { addresses: ['169.254.169.254'] })]);
+    expect(two.excluded[0]).toMatchObject({ reason: 'NoResolvableParent' });
+    expect(two.objects.map((o) => `${o.kind} ${o.name} ${o.field}`)).toEqual(['Gateway gw-b status.addresses[0]', 'Gateway gw-c status.addresses[0]']);
     const allowLoopback = config({ mode: 'Parent', clusters: [{ name: LOCAL }, { name: 'cluster-b', eppAnswers: { destinations: { allow: ['127.0.0.0/8'], deny: [] } } }] });
     const objects = [exportedPool({ epp: 'epp', parents: [parentRef('gw-b')] }), service('epp'), gateway('gw-b', { addresses: ['127.0.0.1'] })];
     expect(remote(objects, allowLoopback).candidate!.parent!.address).toBe('127.0.0.1:80');
