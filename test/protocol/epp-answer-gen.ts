@@ -1,7 +1,9 @@
 // Generated EPP answers for the differential fuzzes of readEppAnswer: every member,
 // header mutations with allowed and other keys, destinations in and out of the rules,
-// dynamic_metadata in envoy.lb and other namespaces, unknown fields around them.
+// dynamic_metadata in envoy.lb and other namespaces, unknown fields around them; and
+// what the relay reads of an answer, to compare two readings.
 import type { AnswerRules } from '../../src/protocol/answer-guard.js';
+import type { EppAnswer } from '../../src/protocol/epp-answer.js';
 import { encodeResponse, type HeaderValueOption, type Init, type ProcessingResponse } from '../../src/protocol/codec.js';
 import { toStruct, type JsonObject } from '../../src/protocol/struct.js';
 import { lenField } from '../../src/protocol/wire-walk.js';
@@ -79,4 +81,12 @@ export function generate(r: Rng): Buffer {
   if (r.chance(0.3)) parts.unshift(lenField(100 + r.int(900), r.bytes(r.int(6))));
   if (r.chance(0.3)) parts.push(Buffer.from([0xa8, 0x1f, r.int(128)])); // field 501, varint
   return Buffer.concat(parts);
+}
+
+/** What the relay reads of an answer (not its bytes); dropped findings as a multiset, a refusal by its reason. */
+export function summary(a: EppAnswer): unknown {
+  if (a.t === 'malformed' || a.t === 'spurious') return { t: a.t };
+  if (a.t === 'refused') return { t: a.t, reason: a.refusal.reason };
+  const { msg: _msg, dropped, ...rest } = a;
+  return { ...rest, dropped: dropped.map((f) => `${f.reason}: ${f.detail}`).sort() };
 }

@@ -7,7 +7,7 @@
 // message rather than merging it, so it is an oracle for split encodings only once
 // they are canonical. Built from the protobufjs types (no field numbers here).
 import protobuf from 'protobufjs';
-import { messageType } from '../../src/protocol/codec.js';
+import { decodeResponse, messageType } from '../../src/protocol/codec.js';
 import { PROCESSING_RESPONSE_TYPE } from '../../src/protocol/constants.js';
 import { STREAMED_IMMEDIATE_RESPONSE } from '../../src/protocol/response-fields.js';
 
@@ -197,3 +197,6 @@ const RESPONSE = responseSchema();
 export function canonicalResponse(buf: Buffer): Buffer {
   return canonicalize(buf, RESPONSE);
 }
+
+/** What Envoy makes of a ProcessingResponse, as JSON. */
+export const meaning = (msg: Buffer): unknown => (decodeResponse(canonicalResponse(msg)) as unknown as { toJSON(): unknown }).toJSON();
