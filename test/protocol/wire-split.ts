@@ -68,24 +68,30 @@ export function splitMessage(r: Rng, buf: Buffer, schema: Schema, o: SplitOption
       slot.push(oc.raw);
       return;
     }
+    const others = f.oneof === undefined ? [] : [...schema.fields].filter(([n, g]) => g.oneof === f.oneof && n !== oc.no);
+    const otherMember = (): Buffer => {
+      const [no, g] = r.pick(others);
+      return decoyOccurrence(r, no, g, o);
+    };
     if (f.kind === 'scalar') {
       if (r.chance(0.15)) slot.push(decoyOccurrence(r, oc.no, f, o));
+      // Another member before this one is cleared by it; after it, it clears this one.
+      const interleaved = others.length > 0 && r.chance(interleave);
+      const before = interleaved && r.chance(0.5);
+      if (before) slot.push(otherMember());
       slot.push(oc.raw);
+      if (interleaved && !before) slot.push(otherMember());
       return;
     }
-    const payload = r.chance(0.7) ? splitMessage(r, oc.payload!, f.schema!, o, interleave, depth + 1) : oc.payload!;
+    const payload = r.chance(0.85) ? splitMessage(r, oc.payload!, f.schema!, o, interleave, depth + 1) : oc.payload!;
     if (f.kind === 'repeated') {
       if (f.schema!.type === undefined && r.chance(0.2)) slot.push(decoyEntry(r, oc.payload!, f.schema!, o, oc.no));
       slot.push(lenOccurrence(oc.no, payload));
       return;
     }
-    const others = f.oneof === undefined ? [] : [...schema.fields].filter(([n, g]) => g.oneof === f.oneof && n !== oc.no);
     const parts = r.chance(splitChance) ? pieces(r, payload) : [payload];
     const occs = parts.map((p) => lenOccurrence(oc.no, p));
-    if (others.length > 0 && r.chance(interleave)) {
-      const [no, g] = r.pick(others);
-      occs.splice(r.int(occs.length + 1), 0, decoyOccurrence(r, no, g, o));
-    }
+    if (others.length > 0 && r.chance(interleave)) occs.splice(r.int(occs.length + 1), 0, otherMember());
     slot.push(occs[0]!);
     // The rest go to this or later slots, in order.
     let at = i;
