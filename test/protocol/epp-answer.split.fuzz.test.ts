@@ -5,7 +5,7 @@
 // split answer must be read as its canonical form is, what is relayed must mean the
 // same to Envoy, and nothing the rules forbid may be in what Envoy reads of it.
 import { describe, expect, it } from 'vitest';
-import { decodeResponse, headerText, messageType, type HeaderMutation, type HeaderValue, type ProcessingResponse } from '../../src/protocol/codec.js';
+import { decodeResponse, encodeResponse, headerText, messageType, type HeaderMutation, type HeaderValue, type ProcessingResponse } from '../../src/protocol/codec.js';
 import { readEppAnswer } from '../../src/protocol/epp-answer.js';
 import type { Value } from '../../src/protocol/messages.js';
 import { toStruct } from '../../src/protocol/struct.js';
@@ -54,7 +54,7 @@ const decoys: SplitOptions = {
   },
   decoyText(r: Rng, f: FieldInfo): string {
     if (f.name === 'key') return r.pick(KEYS);
-    return r.chance(0.7) ? r.pick(ENDPOINTS) : text(r);
+    return text(r);
   },
 };
 
@@ -115,11 +115,23 @@ function expectNothingForbiddenIn(msg: Buffer): void {
   }
 }
 
+const ALLOWED = ENDPOINTS.filter((e) => rules.destinationRefusal(e.trim()) === undefined);
+
+/** A request headers answer setting destinations (lists, mostly allowed), with envoy.lb metadata at times: what the rules judge and rewrite most. */
+function destinationAnswer(r: Rng): Buffer {
+  const list = (): string => Array.from({ length: 1 + r.int(3) }, () => r.pick(r.chance(0.85) ? ALLOWED : ENDPOINTS)).join(r.pick([',', ', ']));
+  const header = () => ({ key: DEST, ...(r.chance(0.8) ? { raw_value: Buffer.from(list()) } : { value: list() }) });
+  return encodeResponse({
+    request_headers: { response: { header_mutation: { set_headers: Array.from({ length: 1 + r.int(2) }, () => ({ header: header() })) } } },
+    ...(r.chance(0.4) ? { dynamic_metadata: toStruct({ 'envoy.lb': r.chance(0.5) ? { [DEST]: list(), k: 'v' } : { k: 'v' } }) } : {}),
+  });
+}
+
 describe('fuzz: readEppAnswer on split encodings', () => {
   it('reads a split answer as its canonical form; relays what means the same to Envoy and nothing the rules forbid', () => {
     const runs = { answers: 0, refused: 0, changed: 0 };
-    fuzz('epp answer split', fuzzSeed(13_0003), { iterations: 2500, maxInputMs: 1000 }, (r) => {
-      const original = generate(r);
+    fuzz('epp answer split', fuzzSeed(13_0003), { iterations: 5000, maxInputMs: 1000 }, (r) => {
+      const original = r.chance(0.4) ? destinationAnswer(r) : generate(r);
       const split = splitMessage(r, original, RESPONSE, decoys, r.chance(0.5) ? 0.3 : 0);
       const canonical = canonicalResponse(split);
       if (!canonical.equals(canonicalResponse(original))) runs.changed++;

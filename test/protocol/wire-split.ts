@@ -74,7 +74,7 @@ export function splitMessage(r: Rng, buf: Buffer, schema: Schema, o: SplitOption
       return decoyOccurrence(r, no, g, o);
     };
     if (f.kind === 'scalar') {
-      if (r.chance(0.15)) slot.push(decoyOccurrence(r, oc.no, f, o));
+      if (r.chance(0.3)) slot.push(decoyOccurrence(r, oc.no, f, o));
       // Another member before this one is cleared by it; after it, it clears this one.
       const interleaved = others.length > 0 && r.chance(interleave);
       const before = interleaved && r.chance(0.5);
