@@ -13,7 +13,10 @@
  */
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
 import * as F from './response-fields.js';
-import { cursor, findLast, found, mergedLen, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, type FieldRewriter, type Rewrite } from './wire-walk.js';
+import {
+  cursor, findLast, found, mergedLen, mergedMember, oneofCase, readLenEnd, readTag, rewriteFields, skipValue,
+  WIRE_FIXED64, WIRE_LEN, WIRE_VARINT, type FieldRewriter, type Rewrite,
+} from './wire-walk.js';
 
 /** Why an answer was refused or a part of it dropped (a closed set: a metric label). */
 export type GuardReason =
@@ -60,14 +63,45 @@ function lastText(hv: Buffer, no: number): string {
 }
 
 /**
+ * Where a refusal comes from, in the order they are reported: a split answer puts
+ * them on the wire in any order, so the first one met would be the sender's choice.
+ */
+const enum Source {
+  /** The member itself, or a header its header mutation sets. */
+  Member,
+  /** A header added as a trailer (CommonResponse.trailers). */
+  AddedTrailers,
+  Metadata,
+}
+
+/** google.protobuf.Value's kind: which tags set it. */
+function isValueKind(tag: number): boolean {
+  const no = tag >>> 3;
+  const wt = tag & 7;
+  if (no === F.STRING_VALUE || no === F.STRUCT_VALUE || no === F.LIST_VALUE) return wt === WIRE_LEN;
+  if (no === F.NUMBER_VALUE) return wt === WIRE_FIXED64;
+  return (no === F.NULL_VALUE || no === F.BOOL_VALUE) && wt === WIRE_VARINT;
+}
+
+/** A Value's string, as Envoy parses it: '' when another kind was set after it. */
+function valueString(v: Buffer): string {
+  return oneofCase(v, 0, v.length, isValueKind) === F.STRING_VALUE ? lastText(v, F.STRING_VALUE) : '';
+}
+
+/**
  * The rules walk over one answer. A reader keeps one and resets it per answer;
  * the walk is synchronous, so state lives in fields and nothing is allocated
- * for an answer that carries nothing to judge.
+ * for an answer that carries nothing to judge. What a member was judged for
+ * (its findings and destination) counts until another member replaces it, as
+ * in Envoy's parse of the response oneof; dynamic_metadata's counts throughout.
  */
 export class GuardWalk implements FieldRewriter {
   rules!: AnswerRules;
   dropped: GuardFinding[] | undefined;
-  refusal: GuardFinding | undefined;
+  /** Per dropped finding: whether the member (not dynamic_metadata) made it. */
+  private droppedByMember: boolean[] | undefined;
+  /** The first refusal from each Source. */
+  private readonly refusals: (GuardFinding | undefined)[] = [undefined, undefined, undefined];
   destination: string | undefined;
   /** The ProcessingResponse member being walked (0 at the top level). */
   member = 0;
@@ -80,7 +114,8 @@ export class GuardWalk implements FieldRewriter {
   reset(rules: AnswerRules): void {
     this.rules = rules;
     this.dropped = undefined;
-    this.refusal = undefined;
+    this.droppedByMember = undefined;
+    this.refusals.fill(undefined);
     this.destination = undefined;
     this.member = 0;
     this.lbStruct = undefined;
@@ -91,9 +126,29 @@ export class GuardWalk implements FieldRewriter {
     return this.dropped ?? NO_FINDINGS;
   }
 
-  /** A member of ProcessingResponse.response begins. */
+  /** Why the answer is refused: the first refusal of the first Source that has one. */
+  get refusal(): GuardFinding | undefined {
+    return this.refusals[Source.Member] ?? this.refusals[Source.AddedTrailers] ?? this.refusals[Source.Metadata];
+  }
+
+  /** A member of ProcessingResponse.response begins; another one than before clears what the earlier one was judged for. */
   protected enterMember(no: number): void {
+    if (no !== this.member) this.forgetMember();
     this.member = no;
+  }
+
+  private forgetMember(): void {
+    this.refusals[Source.Member] = this.refusals[Source.AddedTrailers] = undefined;
+    this.destination = undefined;
+    const byMember = this.droppedByMember;
+    if (this.dropped === undefined || byMember === undefined || !byMember.includes(true)) return;
+    this.dropped = this.dropped.filter((_, i) => !byMember[i]);
+    this.droppedByMember = byMember.filter((m) => !m);
+  }
+
+  private drop(finding: GuardFinding, byMember: boolean): void {
+    (this.dropped ??= []).push(finding);
+    (this.droppedByMember ??= []).push(byMember);
   }
 
   /** CommonResponse.body_mutation of a body answer (read by the reader). */
@@ -125,7 +180,7 @@ export class GuardWalk implements FieldRewriter {
       case Level.Mutation:
         return this.mutationField(buf, no, start, end);
       case Level.HeaderMap:
-        return no !== F.MAP_HEADERS || this.headerValue(buf.subarray(start, end), 'add trailer') ? undefined : null;
+        return no !== F.MAP_HEADERS || this.headerValue(buf.subarray(start, end), 'add trailer', Source.AddedTrailers) ? undefined : null;
       case Level.Metadata:
         return no === F.STRUCT_FIELDS ? this.metadataEntry(buf, start, end) : undefined;
     }
@@ -139,7 +194,7 @@ export class GuardWalk implements FieldRewriter {
     if (no <= F.RESPONSE_BODY) return rewriteFields(buf, start, end, this, Level.HeadersOrBody);
     if (no <= F.RESPONSE_TRAILERS) return rewriteFields(buf, start, end, this, Level.Trailers);
     if (no === F.IMMEDIATE_RESPONSE) return rewriteFields(buf, start, end, this, Level.Immediate);
-    this.refusal ??= { reason: 'unsupported_answer', detail: 'streamed_immediate_response is not part of the EPP protocol' };
+    this.refusals[Source.Member] ??= { reason: 'unsupported_answer', detail: 'streamed_immediate_response is not part of the EPP protocol' };
     return undefined;
   }
 
@@ -158,17 +213,17 @@ export class GuardWalk implements FieldRewriter {
     if (no !== F.SET_HEADERS) return undefined;
     const hv = mergedLen(buf, start, end, F.OPTION_HEADER);
     if (hv === undefined) return undefined;
-    return this.headerValue(hv, 'set header') ? this.keptSetHeader(buf, start, end, hv) : null;
+    return this.headerValue(hv, 'set header', Source.Member) ? this.keptSetHeader(buf, start, end, hv) : null;
   }
 
   private allowed(key: string, what: string): boolean {
     if (this.rules.headers.has(key)) return true;
-    (this.dropped ??= []).push({ reason: 'header_not_allowed', detail: `${what} "${key}"` });
+    this.drop({ reason: 'header_not_allowed', detail: `${what} "${key}"` }, true);
     return false;
   }
 
   /** One HeaderValue an answer sets: allowed or not; a destination is checked. */
-  private headerValue(hv: Buffer, what: string): boolean {
+  private headerValue(hv: Buffer, what: string, source: Source): boolean {
     const key = lastText(hv, F.HEADER_KEY).toLowerCase();
     this.key = key;
     if (!this.allowed(key, what)) return false;
@@ -176,17 +231,17 @@ export class GuardWalk implements FieldRewriter {
       const raw = lastText(hv, F.HEADER_RAW_VALUE);
       const value = lastText(hv, F.HEADER_VALUE);
       // Envoy reads raw_value; check whichever is set, both when both are.
-      if (raw !== '') this.checkDestination(raw, `header ${key}`);
-      if (value !== '') this.checkDestination(value, `header ${key}`);
-      if (raw === '' && value === '') this.checkDestination('', `header ${key}`);
+      if (raw !== '') this.checkDestination(raw, `header ${key}`, source);
+      if (value !== '') this.checkDestination(value, `header ${key}`, source);
+      if (raw === '' && value === '') this.checkDestination('', `header ${key}`, source);
       this.destination ??= raw !== '' ? raw : value;
     }
     return true;
   }
 
   /** A comma-separated destination: every entry must be allowed. */
-  private checkDestination(value: string, where: string): void {
-    if (this.refusal !== undefined) return;
+  private checkDestination(value: string, where: string, source: Source): void {
+    if (this.refusals[source] !== undefined) return;
     for (const raw of value.split(',')) {
       const entry = raw.trim();
       const why =
@@ -194,7 +249,7 @@ export class GuardWalk implements FieldRewriter {
           ? { reason: 'destination_invalid' as const, detail: `empty entry in ${where} "${value}"` }
           : this.rules.destinationRefusal(entry);
       if (why !== undefined) {
-        this.refusal = { reason: why.reason, detail: `${where}: ${why.detail}` };
+        this.refusals[source] = { reason: why.reason, detail: `${where}: ${why.detail}` };
         return;
       }
     }
@@ -204,11 +259,11 @@ export class GuardWalk implements FieldRewriter {
   private metadataEntry(buf: Buffer, start: number, end: number): Rewrite {
     const ns = findLast(buf, start, end, F.ENTRY_KEY) ? text(buf, found.start, found.end) : '';
     if (ns !== LB_METADATA_NAMESPACE) {
-      (this.dropped ??= []).push({ reason: 'metadata_namespace', detail: `dynamic_metadata namespace "${ns}"` });
+      this.drop({ reason: 'metadata_namespace', detail: `dynamic_metadata namespace "${ns}"` }, false);
       return null;
     }
     const value = mergedLen(buf, start, end, F.ENTRY_VALUE);
-    const struct = value === undefined ? undefined : mergedLen(value, 0, value.length, F.STRUCT_VALUE);
+    const struct = value === undefined ? undefined : mergedMember(value, 0, value.length, F.STRUCT_VALUE, isValueKind);
     this.lbStruct = struct;
     this.lbHasDestination = false;
     if (struct === undefined) return undefined;
@@ -224,8 +279,7 @@ export class GuardWalk implements FieldRewriter {
       if (lastText(inner, F.ENTRY_KEY) === DESTINATION_ENDPOINT_HEADER) {
         this.lbHasDestination = true;
         const v = mergedLen(inner, 0, inner.length, F.ENTRY_VALUE);
-        const s = v === undefined ? '' : lastText(v, F.STRING_VALUE);
-        this.checkDestination(s, `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER}`);
+        this.checkDestination(v === undefined ? '' : valueString(v), `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER}`, Source.Metadata);
       }
       cursor.at = entryEnd;
     }

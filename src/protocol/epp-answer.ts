@@ -89,17 +89,21 @@ class AnswerReader extends GuardWalk {
     this.last = 0;
     this.metadata = false;
     this.overridesTimeout = false;
-    this.list = undefined;
     this.clearMember();
   }
 
   private clearMember(): void {
     this.bodyChanges = false;
+    this.clearStreamed();
+    this.status = undefined;
+    this.retryAfter = undefined;
+    this.list = undefined;
+  }
+
+  private clearStreamed(): void {
     this.streamed = false;
     this.endOfStream = false;
     this.echoedBytes = 0;
-    this.status = undefined;
-    this.retryAfter = undefined;
   }
 
   /** Whether the rules' verdict counts: an answer that can change something besides body bytes. */
@@ -131,12 +135,17 @@ class AnswerReader extends GuardWalk {
     return super.field(level, buf, no, start, end);
   }
 
-  /** BodyMutation: a streamed_response's end_of_stream and body length (last occurrence of each). */
+  /**
+   * BodyMutation: a streamed_response's end_of_stream and body length (last
+   * occurrence of each). body or clear_body, the other members of its oneof, clear it.
+   */
   protected override bodyMutation(buf: Buffer, start: number, end: number): void {
     cursor.at = start;
     while (cursor.at < end) {
       const tag = readTag(buf, end);
-      if (tag >>> 3 !== F.STREAMED_RESPONSE || (tag & 7) !== WIRE_LEN) {
+      const no = tag >>> 3;
+      if (no !== F.STREAMED_RESPONSE || (tag & 7) !== WIRE_LEN) {
+        if ((no === F.MUTATION_BODY && (tag & 7) === WIRE_LEN) || (no === F.CLEAR_BODY && (tag & 7) === WIRE_VARINT)) this.clearStreamed();
         skipValue(buf, tag & 7, end);
         continue;
       }

@@ -17,7 +17,9 @@ export const COMMON_RESPONSE = 1;
 export const HEADER_MUTATION = 2;
 export const BODY_MUTATION = 3;
 export const ADDED_TRAILERS = 4;
-// BodyMutation
+// BodyMutation (the oneof mutation: body, clear_body, streamed_response)
+export const MUTATION_BODY = 1;
+export const CLEAR_BODY = 2;
 export const STREAMED_RESPONSE = 3;
 // StreamedBodyResponse
 export const STREAMED_BODY = 1;
@@ -39,9 +41,13 @@ export const MAP_HEADERS = 1;
 export const HEADER_KEY = 1;
 export const HEADER_VALUE = 2;
 export const HEADER_RAW_VALUE = 3;
-// google.protobuf.Struct.fields (map entry key=1, value=2); Value
+// google.protobuf.Struct.fields (map entry key=1, value=2); Value (the oneof kind)
 export const STRUCT_FIELDS = 1;
 export const ENTRY_KEY = 1;
 export const ENTRY_VALUE = 2;
+export const NULL_VALUE = 1;
+export const NUMBER_VALUE = 2;
 export const STRING_VALUE = 3;
+export const BOOL_VALUE = 4;
 export const STRUCT_VALUE = 5;
+export const LIST_VALUE = 6;

@@ -171,6 +171,46 @@ export function mergedLen(buf: Buffer, from: number, to: number, no: number): Bu
   return parts === undefined ? first : Buffer.concat(parts);
 }
 
+/** Whether a tag (field number and wire type: another wire type is an unknown field) is a member of a oneof. */
+export type OneofMembers = (tag: number) => boolean;
+
+/** The oneof member a message holds, as a parser sees it: the member seen last (0: none). */
+export function oneofCase(buf: Uint8Array, from: number, to: number, isMember: OneofMembers): number {
+  let held = 0;
+  cursor.at = from;
+  while (cursor.at < to) {
+    const tag = readTag(buf, to);
+    if (isMember(tag)) held = tag >>> 3;
+    skipValue(buf, tag & 7, to);
+  }
+  return held;
+}
+
+/**
+ * A message member `no` of a oneof as Envoy's parser sees it: undefined unless it
+ * is the member seen last, else its occurrences since another member cleared it, merged.
+ */
+export function mergedMember(buf: Buffer, from: number, to: number, no: number, isMember: OneofMembers): Buffer | undefined {
+  let first: Buffer | undefined;
+  let parts: Buffer[] | undefined;
+  cursor.at = from;
+  while (cursor.at < to) {
+    const tag = readTag(buf, to);
+    const member = isMember(tag);
+    if (!member || tag >>> 3 !== no || (tag & 7) !== WIRE_LEN) {
+      if (member) first = parts = undefined; // another member clears this one
+      skipValue(buf, tag & 7, to);
+      continue;
+    }
+    const end = readLenEnd(buf, to);
+    const payload = buf.subarray(cursor.at, end);
+    if (first === undefined) first = payload;
+    else (parts ??= [first]).push(payload);
+    cursor.at = end;
+  }
+  return parts === undefined ? first : Buffer.concat(parts);
+}
+
 /** What becomes of one LEN field of a message being rewritten: a new payload, null to drop it, undefined to keep it. */
 export type Rewrite = Buffer | null | undefined;
 

@@ -9,6 +9,7 @@ import { headerOption, immediateResponse, streamedBody } from '../../src/protoco
 import { fromStruct, toStruct } from '../../src/protocol/struct.js';
 import { lenField } from '../../src/protocol/wire-walk.js';
 import { DEST, headersAnswer } from './answer-fixtures.js';
+import { canonicalResponse } from './wire-canonical.js';
 
 const rules: AnswerRules = {
   headers: new Set([DEST, 'content-length', 'retry-after', 'x-ok']),
@@ -210,5 +211,60 @@ describe('readEppAnswer: answers that answer nothing, and malformed ones', () =>
     for (let i = 0; i < 200; i++) deep = fld(1, deep);
     const msg = concat(group, fld(999, deep), streamedBody('response_body', Buffer.from('ab'), false));
     expect(answer(msg)).toMatchObject({ case: 'response_body', streamed: true, echoedBytes: 2 });
+  });
+});
+
+describe('readEppAnswer: oneofs as Envoy parses them (another member clears the one before)', () => {
+  const str = (no: number, s: string): Buffer => lenField(no, Buffer.from(s));
+  // Struct entry: key (1), value (2); Value: string_value (3), struct_value (5), list_value (6).
+  const entry = (key: string, ...value: Buffer[]): Buffer => fld(1, str(1, key), ...value.map((v) => fld(2, v)));
+  const lbMetadata = (...e: Buffer[]): Buffer => fld(8, entry('envoy.lb', fld(5, ...e)));
+  const setDest = (dest: string): Buffer => encodeResponse({ request_headers: { response: { header_mutation: { set_headers: [headerOption(DEST, dest)] } } } });
+
+  it('an envoy.lb destination Value whose string is cleared by a later list or struct holds no allowed string: refused', () => {
+    const list = fld(6, fld(1, str(3, '1.2.3.4:80')));
+    const listAfter = concat(fld(1), lbMetadata(entry(DEST, str(3, '10.0.0.1:8000'), list)));
+    expect(read(listAfter)).toMatchObject({ t: 'refused', refusal: { reason: 'destination_invalid' } });
+    const structAfter = concat(fld(1), lbMetadata(entry(DEST, str(3, '10.0.0.1:8000'), fld(5, entry('x', str(3, '1.2.3.4:80'))))));
+    expect(read(structAfter)).toMatchObject({ t: 'refused', refusal: { reason: 'destination_invalid' } });
+    // The other way round, the string is what Envoy holds.
+    expect(answer(concat(fld(1), lbMetadata(entry(DEST, list, str(3, '10.0.0.1:8000')))))).toMatchObject({ case: 'request_headers', dropped: [] });
+  });
+
+  it('primary: an envoy.lb Struct cleared by another kind and set again is the later Struct only (the list is added to it)', () => {
+    const metadata = fld(8, entry('envoy.lb', fld(5, entry(DEST, str(3, '10.0.0.9:1'))), str(3, 'not a struct'), fld(5, entry('k', str(3, 'v')))));
+    const a = answer(concat(setDest('10.0.0.1:8000,10.0.0.2:8000'), metadata));
+    expect(fromStruct(decodeResponse(canonicalResponse(a.msg)).dynamic_metadata)).toEqual({ 'envoy.lb': { k: 'v', [DEST]: '10.0.0.1:8000,10.0.0.2:8000' } });
+  });
+
+  it('a body mutation cleared by body or clear_body is not a streamed echo; a streamed_response after it starts afresh', () => {
+    const bodyMutation = (...f: Buffer[]): Buffer => fld(4, fld(1, fld(3, ...f)));
+    const streamed = fld(3, str(1, 'abcdef'), varint(2, 1));
+    expect(answer(concat(bodyMutation(streamed), bodyMutation(varint(2, 1))))).toMatchObject({ case: 'response_body', streamed: false, endOfStream: false, echoedBytes: 0 });
+    expect(answer(bodyMutation(streamed, str(1, 'x'), fld(3, str(1, 'ab'))))).toMatchObject({ streamed: true, endOfStream: false, echoedBytes: 2 });
+  });
+
+  it('a member another one replaces is not judged: its refusal, drops and destination no longer count; metadata still does', () => {
+    const echo = streamedBody('request_body', Buffer.from('x'), false);
+    const a = answer(concat(setDest('1.2.3.4:80'), echo, setDest('10.0.0.1:8000')));
+    expect(a).toMatchObject({ case: 'request_headers', destination: '10.0.0.1:8000', dropped: [] });
+    const dropped = encodeResponse({ request_headers: { response: { header_mutation: { set_headers: [headerOption(DEST, '10.0.0.2:8000'), headerOption('authorization', 'x')] } } } });
+    expect(answer(concat(dropped, echo, fld(1)))).toMatchObject({ case: 'request_headers', destination: undefined, dropped: [] });
+    const deniedInMetadata = encodeResponse({ dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '1.2.3.4:80' }, 'evil.ns': {} }) });
+    expect(read(concat(setDest('10.0.0.1:8000'), deniedInMetadata, echo, fld(1)))).toMatchObject({ t: 'refused', refusal: { reason: 'destination_denied' } });
+    expect(answer(concat(encodeResponse({ dynamic_metadata: toStruct({ 'evil.ns': {} }) }), dropped, echo, fld(1))).dropped).toEqual([
+      { reason: 'metadata_namespace', detail: 'dynamic_metadata namespace "evil.ns"' },
+    ]);
+  });
+
+  it('refused twice over, the refusal reported does not depend on the wire order: header mutation, then added trailers, then metadata', () => {
+    const metadata = encodeResponse({ dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '' } }) });
+    // request_headers.response (CommonResponse): trailers (4) with a denied destination, then header_mutation (2) with an empty one.
+    const trailers = fld(1, fld(1, fld(4, fld(1, str(1, DEST), str(3, '1.2.3.4:80')))));
+    const mutation = fld(1, fld(1, fld(2, fld(1, fld(1, str(1, DEST), str(3, ' '))))));
+    const expected = { t: 'refused', refusal: { reason: 'destination_invalid', detail: expect.stringContaining('header') } };
+    expect(read(concat(metadata, trailers, mutation))).toMatchObject(expected);
+    expect(read(concat(mutation, trailers, metadata))).toMatchObject(expected);
+    expect(read(concat(metadata, trailers))).toMatchObject({ t: 'refused', refusal: { reason: 'destination_denied' } });
   });
 });
