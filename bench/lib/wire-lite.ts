@@ -142,10 +142,15 @@ export function peekAnswer(buf: Buffer): AnswerPeek {
     if (no === 1 && wt === 2) bodyBytes = to - from;
     else if (no === 2 && wt === 0) endOfStream = value !== 0;
   };
+  // BodyMutation is a oneof (body 1, clear_body 2, streamed_response 3): the last member seen wins.
   const mutation = (no: number, wt: number, from: number, to: number): void => {
     if (no === 3 && wt === 2) {
       streamed = true;
       fields(buf, from, to, streamedResponse);
+    } else if ((no === 1 && wt === 2) || (no === 2 && wt === 0)) {
+      streamed = false;
+      endOfStream = false;
+      bodyBytes = 0;
     }
   };
   const common = (no: number, wt: number, from: number, to: number): void => {

@@ -48,6 +48,16 @@ describe('peekAnswer (the bench Envoy stand-in reads each answer once)', () => {
     expect(peekAnswer(replaced)).toEqual(reference(replaced));
   });
 
+  it('a body or clear_body after a streamed_response replaces it (BodyMutation is a oneof)', () => {
+    const streamedThen = (later: Init<ProcessingResponse>): Buffer => Buffer.concat([streamedResponse('response', Buffer.alloc(9), true), encodeResponse(later)]);
+    for (const later of [
+      { response_body: { response: { body_mutation: { body: Buffer.from('x') } } } },
+      { response_body: { response: { body_mutation: { clear_body: true } } } },
+    ]) {
+      expect(peekAnswer(streamedThen(later))).toEqual({ member: 4, streamed: false, endOfStream: false, bodyBytes: 0 });
+    }
+  });
+
   it('refuses a length that runs past its message', () => {
     const buf = streamedResponse('response', Buffer.alloc(50), false);
     expect(() => peekAnswer(buf.subarray(0, buf.length - 10))).toThrow(RangeError);
