@@ -3,11 +3,12 @@
  * ends is cut just past kubernetes.maxResponseBytes (the server could hand over
  * only a fraction of what it meant to stream), a Content-Length past the bound is
  * refused before the body, a compressed answer is refused, an answer under the
- * bound is read whole, the bound keeps the member's TLS settings (CA, client
- * certificate, SNI), and a refused watch's error body is read only in part.
+ * bound is read whole, the bound keeps the member's proxy and TLS settings (CA,
+ * client certificate, SNI), and a refused watch's error body is read only in part.
  */
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -141,6 +142,61 @@ describe('a refused watch', () => {
     await waitFor(() => body.closed() === 1, 5000, 'server sees the client hang up');
     expect(body.written()).toBeGreaterThan(MAX_ERROR_BODY_BYTES);
     expect(body.written()).toBeLessThan(CUT_WITHIN);
+  });
+});
+
+describe('the bound keeps the member proxy', () => {
+  it('requests still go through the kubeconfig proxy-url; an endless list through it is cut at the bound', async () => {
+    const tunnels: string[] = [];
+    const proxy = createHttpServer();
+    proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+      tunnels.push(String(req.url));
+      const [host, port] = String(req.url).split(':');
+      const upstream = connect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      const end = (): void => {
+        upstream.destroy();
+        client.destroy();
+      };
+      upstream.on('error', end).on('close', end);
+      client.on('error', end).on('close', end);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const path = join(env.dir, 'proxy-kubeconfig');
+      const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      await writeFile(
+        path,
+        stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          clusters: [{ name: 'm', cluster: { server: env.server.url, 'insecure-skip-tls-verify': true, 'proxy-url': proxyUrl } }],
+          users: [{ name: 'u', user: { token: 't' } }],
+          contexts: [{ name: 'm', context: { cluster: 'm', user: 'u' } }],
+          'current-context': 'm',
+        }),
+      );
+      const proxied = loadKubeConfig({ kubeconfig: path, requestTimeoutMs: 60_000, maxResponseBytes: BOUND });
+      env.server.create('inferencepoolimports', importObj('via-proxy'));
+      const list = await createLister(proxied)(spec, undefined);
+      expect(list.items.map((i) => i.metadata?.name)).toEqual(['via-proxy']);
+      expect(tunnels.length).toBeGreaterThan(0);
+      expect(tunnels.every((t) => t === new URL(env.server.url).host)).toBe(true);
+
+      const body = endlessList(HOSTILE_TOTAL);
+      env.server.answerWith(imports, body.respond);
+      const { err } = await failure(createLister(proxied)(spec, undefined));
+      expect(classifyError(err, spec).reason).toBe('too-large');
+      await waitFor(() => body.closed() === 1, 5000, 'server sees the client hang up');
+      expect(body.written()).toBeLessThan(CUT_WITHIN);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
   });
 });
 
