@@ -56,6 +56,7 @@ export const ROUTER_DEFINITIONS: Readonly<Record<string, z.ZodType>> = {
   burst: kubernetesSourceSchema.shape.burst,
   requestTimeoutMs: kubernetesSourceSchema.shape.requestTimeoutMs,
   watchIdleTimeoutMs: kubernetesSourceSchema.shape.watchIdleTimeoutMs,
+  maxResponseBytes: kubernetesSourceSchema.shape.maxResponseBytes,
 };
 
 export function routerDefinitions(): Record<string, Json> {

@@ -29,6 +29,7 @@ export const REMOTE_VALUES: Obj = {
       qps: 10,
       requestTimeoutMs: 2000,
       watchIdleTimeoutMs: 60000,
+      maxResponseBytes: 64 * 1024 * 1024,
       burst: 20,
       parentProbe: { mode: 'http', path: '/healthz' },
     },

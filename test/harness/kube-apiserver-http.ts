@@ -21,6 +21,9 @@ export interface RequestRecord {
   readonly contentType?: string;
 }
 
+/** Answers a request in the stand-in's place. */
+export type Responder = (req: IncomingMessage, res: ServerResponse) => void;
+
 export interface WriteContext {
   readonly method: string;
   readonly plural: string;
@@ -41,6 +44,8 @@ export interface ApiState {
   /** True when this request is to be read and never answered (the connection stays open). */
   hangs(r: RequestRecord): boolean;
   hold(res: ServerResponse): void;
+  /** A test's own answer for this request, if it set one (answerWith). */
+  responder(r: RequestRecord): Responder | undefined;
   addWatch(w: WatchStream, res: ServerResponse): void;
 }
 
@@ -95,6 +100,11 @@ export async function handleRequest(s: ApiState, req: IncomingMessage, res: Serv
   if (s.hangs(record)) {
     req.resume();
     s.hold(res);
+    return;
+  }
+  const respond = s.responder(record);
+  if (respond) {
+    respond(req, res);
     return;
   }
   if (s.token !== undefined && req.headers.authorization !== `Bearer ${s.token}`) throw new ApiError(401, 'Unauthorized', 'Unauthorized');

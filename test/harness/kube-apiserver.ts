@@ -5,18 +5,19 @@
  * Gone), GET/PUT/PATCH/POST/DELETE on objects and on /status with
  * resourceVersion conflicts, Leases, per-resource 403, "CRD not installed" 404,
  * dropped watches, whole-server down/up on the same port, and requests that
- * are read and never answered (a half-open server).
+ * are read and never answered (a half-open server); a test may answer chosen
+ * requests itself (answerWith).
  */
 import type { Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ApiState, RequestRecord, WriteContext } from './kube-apiserver-http.js';
+import type { ApiState, RequestRecord, Responder, WriteContext } from './kube-apiserver-http.js';
 import { handleRequest, sendError } from './kube-apiserver-http.js';
 import type { KubeObj, ResourceDef } from './kube-apiserver-store.js';
 import { KubeStore, RESOURCES } from './kube-apiserver-store.js';
 import type { WatchStream } from './kube-apiserver-watch.js';
 
-export { RESOURCES, type KubeObj, type RequestRecord, type WriteContext };
+export { RESOURCES, type KubeObj, type RequestRecord, type Responder, type WriteContext };
 export { writeKubeconfig, type KubeconfigOptions } from './kube-apiserver-kubeconfig.js';
 
 /** A LIST request (for hang()). */
@@ -40,6 +41,7 @@ export class KubeApiServer {
   private readonly forbidden = new Set<string>();
   private readonly writeHooks: ((ctx: WriteContext) => void | Promise<void>)[] = [];
   private readonly hangFilters = new Set<(r: RequestRecord) => boolean>();
+  private readonly responders = new Set<{ filter: (r: RequestRecord) => boolean; respond: Responder }>();
   private readonly held = new Set<ServerResponse>();
   goneMode: 'event' | 'http';
 
@@ -144,6 +146,16 @@ export class KubeApiServer {
     return () => this.hangFilters.delete(filter);
   }
 
+  /**
+   * Requests matching `filter` are answered by `respond` instead of the stand-in (e.g. a
+   * hostile answer: an endless body). Returns a remover.
+   */
+  answerWith(filter: (r: RequestRecord) => boolean, respond: Responder): () => void {
+    const entry = { filter, respond };
+    this.responders.add(entry);
+    return () => this.responders.delete(entry);
+  }
+
   /** Requests currently held unanswered by hang(). */
   get heldCount(): number {
     return this.held.size;
@@ -227,6 +239,7 @@ export class KubeApiServer {
         for (const h of [...this.writeHooks]) await h(ctx);
       },
       hangs: (r) => [...this.hangFilters].some((f) => f(r)),
+      responder: (r) => [...this.responders].find((e) => e.filter(r))?.respond,
       hold: (res) => {
         this.held.add(res);
         res.on('close', () => this.held.delete(res));

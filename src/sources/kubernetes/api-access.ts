@@ -5,19 +5,26 @@
  *
  * - Generated API clients (`kc.makeApiClient(...)`: list pages, get, create,
  *   patch, update, delete, Leases) abort after requestTimeoutMs, covering
- *   connect, response headers and body alike.
+ *   connect, response headers and body alike, and read at most
+ *   maxResponseBytes of an answer (response-bound.ts): a member that streams
+ *   an endless body fails the request instead of filling the heap.
  * - watch(): the connect (until the 200) is bounded by requestTimeoutMs; once
  *   streaming, an idle watchdog (no byte, events and bookmarks alike, for
  *   watchIdleTimeoutMs) and a lifetime bound (the server-side timeoutSeconds
  *   plus requestTimeoutMs) end it. Those ends are routine: done(null), and the
- *   caller resumes from its last resourceVersion.
+ *   caller resumes from its last resourceVersion. A watch's events are bounded
+ *   per line (MAX_WATCH_EVENT_CHARS), the Status body of a refused watch to
+ *   MAX_ERROR_BODY_BYTES.
  */
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import { type Dispatcher, fetch, getGlobalDispatcher } from 'undici';
+import { IDENTITY_ENCODING, boundResponses } from './response-bound.js';
 
 export interface RequestBounds {
   readonly requestTimeoutMs: number;
   readonly watchIdleTimeoutMs: number;
+  /** Largest answer read from the API server (watches excepted). */
+  readonly maxResponseBytes: number;
 }
 
 /** What a bounded request rejects with when the API server did not answer in time. */
@@ -61,10 +68,17 @@ export class BoundedKubeConfig extends KubeConfig {
     super();
   }
 
-  /** Called by the generated clients for every request: adds the timeout next to the credentials. */
+  /**
+   * Called by the generated clients for every request: adds the timeout and the size bound next
+   * to the credentials. The bound wraps the dispatcher client-node chose (TLS, client certificate,
+   * proxy), or the global one it would otherwise have used.
+   */
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
     await super.applySecurityAuthentication(context);
     if (!context.getSignal()) context.setSignal(timeoutSignal(this.bounds.requestTimeoutMs));
+    context.setHeaderParam(IDENTITY_ENCODING.name, IDENTITY_ENCODING.value);
+    const chosen = (context.getDispatcher() as Dispatcher | undefined) ?? getGlobalDispatcher();
+    context.setDispatcher(boundResponses(chosen, this.bounds.maxResponseBytes) as Parameters<RequestContext['setDispatcher']>[0]);
   }
 
   readonly watch: WatchFn = async (path, query, onEvent, done) => {
@@ -103,7 +117,7 @@ export class BoundedKubeConfig extends KubeConfig {
     arm(requestTimeoutMs, () => controller.abort(new RequestTimeoutError(requestTimeoutMs)));
     try {
       const response = await fetch(url, { headers: context.getHeaders(), dispatcher: context.getDispatcher(), signal: controller.signal });
-      if (response.status !== 200) throw new WatchRequestError(response.status, (await response.text()).slice(0, 2000));
+      if (response.status !== 200) throw new WatchRequestError(response.status, (await readPrefix(response.body, MAX_ERROR_BODY_BYTES)).slice(0, 2000));
       const body = response.body;
       if (!body) throw new Error('watch response has no body');
       established = true;
@@ -130,6 +144,28 @@ export class BoundedKubeConfig extends KubeConfig {
  * reconnects with backoff) instead of growing the heap without bound.
  */
 export const MAX_WATCH_EVENT_CHARS = 16 * 1024 * 1024;
+
+/** Most of a refused watch's body read for its Status message; the rest is not read. */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** At most `maxBytes` of a body as text; the stream is cancelled after that. */
+async function readPrefix(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
+  if (!body) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    while (total < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      total += value.length;
+    }
+  } finally {
+    void reader.cancel().catch(() => undefined);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, maxBytes));
+}
 
 /** Reads newline-delimited watch events; `onData` on every chunk (the idle watchdog). */
 async function pump(body: AsyncIterable<Uint8Array>, onEvent: WatchEventHandler, onData: () => void): Promise<void> {

@@ -2,13 +2,15 @@
  * Classifies failures from the Kubernetes API (generated clients throw
  * ApiException with `code`, a refused watch carries `statusCode`, transport
  * errors have neither; a request that ran out of time is a TimeoutError, whose
- * DOMException `code` is not an HTTP status) into the reasons the router reports.
+ * DOMException `code` is not an HTTP status; an answer refused for its size or
+ * encoding is neither) into the reasons the router reports.
  */
 import { RequestTimeoutError } from './api-access.js';
+import { responseRefusal } from './response-bound.js';
 import type { ResourceSpec } from './resources.js';
 import { resourceName } from './resources.js';
 
-export type FailureReason = 'connect' | 'timeout' | 'auth' | 'missing-crd' | 'gone' | 'conflict' | 'not-found' | 'internal';
+export type FailureReason = 'connect' | 'timeout' | 'too-large' | 'auth' | 'missing-crd' | 'gone' | 'conflict' | 'not-found' | 'internal';
 
 export interface Failure {
   readonly reason: FailureReason;
@@ -64,6 +66,8 @@ export function classifyError(err: unknown, spec?: ResourceSpec): Failure {
     const own = err instanceof RequestTimeoutError ? err : cause instanceof RequestTimeoutError ? cause : undefined;
     return { reason: 'timeout', message: `${what}: ${own?.message ?? 'request timed out'}` };
   }
+  const refusal = responseRefusal(err);
+  if (refusal) return { reason: 'too-large', message: `${spec ? `list of ${what}` : what}: ${refusal.message}` };
   const status = httpStatusOf(err);
   if (status === undefined) return { reason: 'connect', message: transportMessage(err) };
   const detail = serverMessage(err) ?? (err instanceof Error ? err.message : String(err));

@@ -33,7 +33,7 @@ export interface KubeConfigContext {
  */
 export function loadKubeConfig(input: KubernetesSourceInput, context: KubeConfigContext = {}): BoundedKubeConfig {
   const k = kubernetesSourceSchema.parse(input);
-  const kc = new BoundedKubeConfig({ requestTimeoutMs: k.requestTimeoutMs, watchIdleTimeoutMs: k.watchIdleTimeoutMs });
+  const kc = new BoundedKubeConfig({ requestTimeoutMs: k.requestTimeoutMs, watchIdleTimeoutMs: k.watchIdleTimeoutMs, maxResponseBytes: k.maxResponseBytes });
   try {
     if (k.inCluster) {
       if (!process.env.KUBERNETES_SERVICE_HOST || !process.env.KUBERNETES_SERVICE_PORT) {

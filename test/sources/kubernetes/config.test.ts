@@ -24,7 +24,7 @@ describe('config: kubernetes sources and controller', () => {
     const r = parse({ clusters: [{ name: 'cluster-a', kubernetes: { inCluster: true } }, { name: 'cluster-b', kubernetes: { kubeconfig: '/etc/mcip/b/kubeconfig', context: 'b' } }] });
     expect(r.success).toBe(true);
     if (!r.success) return;
-    expect(r.data.clusters[0]?.kubernetes).toEqual({ inCluster: true, namespaces: [], requestTimeoutMs: 5000, watchIdleTimeoutMs: 30_000, allowExecPlugins: false });
+    expect(r.data.clusters[0]?.kubernetes).toEqual({ inCluster: true, namespaces: [], requestTimeoutMs: 5000, watchIdleTimeoutMs: 30_000, maxResponseBytes: 256 * 1024 * 1024, allowExecPlugins: false });
     expect(r.data.kubernetes).toEqual({ coalesceMs: 100, coalesceMaxMs: 500, initialSyncTimeoutMs: 10_000, backoffInitialMs: 500, backoffMaxMs: 30_000 });
     expect(r.data.controller).toMatchObject({
       name: 'mcip-router.dev/import-controller',
@@ -57,7 +57,9 @@ describe('config: kubernetes sources and controller', () => {
     expect(k({ requestTimeoutMs: 50 })[0]).toContain('clusters.0.kubernetes.requestTimeoutMs');
     expect(k({ requestTimeoutMs: 1.5 })[0]).toContain('clusters.0.kubernetes.requestTimeoutMs');
     expect(k({ watchIdleTimeoutMs: 10 })[0]).toContain('clusters.0.kubernetes.watchIdleTimeoutMs');
-    expect(k({ requestTimeoutMs: 1000, watchIdleTimeoutMs: 60_000 })).toEqual([]);
+    expect(k({ maxResponseBytes: 1024 * 1024 })[0]).toContain('clusters.0.kubernetes.maxResponseBytes');
+    expect(k({ maxResponseBytes: 4 * 1024 * 1024 + 0.5 })[0]).toContain('clusters.0.kubernetes.maxResponseBytes');
+    expect(k({ requestTimeoutMs: 1000, watchIdleTimeoutMs: 60_000, maxResponseBytes: 4 * 1024 * 1024 })).toEqual([]);
     expect(k({ typo: 1 }).length).toBeGreaterThan(0);
   });
 
