@@ -32,3 +32,14 @@ export function timeWork<T>(fn: () => T): WorkTime & { readonly result: T } {
 export function describeWorkTime(t: WorkTime): string {
   return `${t.ms.toFixed(1)} ms (CPU ${t.cpuMs.toFixed(1)} ms, wall ${t.wallMs.toFixed(1)} ms)`;
 }
+
+/** timeWork for asynchronous work: CPU time is the whole process's meanwhile, so use it where little else runs. */
+export async function timeWorkAsync<T>(fn: () => Promise<T>): Promise<WorkTime & { readonly result: T }> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await fn();
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  return { result, wallMs, cpuMs, ms: Math.min(wallMs, cpuMs) };
+}
