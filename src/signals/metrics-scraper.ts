@@ -113,6 +113,7 @@ export class MetricsScraper {
   private readonly files: CredentialFiles;
   private current: ScrapeState = { pools: new Map(), consecutiveFailures: 0 };
   private readonly wanted: ReadonlySet<string>;
+  private stopped = false;
 
   constructor(
     readonly settings: ScrapeSettings,
@@ -131,15 +132,18 @@ export class MetricsScraper {
     this.wanted = new Set([...n.readyPods, ...n.queueSize, ...n.kvCache, ...n.runningRequests]);
     this.periodic = new Periodic(settings.intervalMs, async () => {
       const r = await this.scrapeOnce();
-      this.deps.onResult?.(r, this.current);
+      if (!this.stopped) this.deps.onResult?.(r, this.current);
     });
   }
 
   start(): void {
+    this.stopped = false;
     this.periodic.start();
   }
 
+  /** Ends scraping: a scrape under way sends nothing more (it may be waiting for its token file) and reports nothing. */
   stop(): void {
+    this.stopped = true;
     this.periodic.stop();
     this.dropConnection();
   }
@@ -172,6 +176,8 @@ export class MetricsScraper {
       'accept-encoding': 'identity',
     };
     const token = await this.bearerToken();
+    // Stopped while the token was read: no request, and no new connection left open.
+    if (this.stopped) throw new ScrapeError('stopped', 'the scraper was stopped');
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     const origin = this.connection();
     const signal = AbortSignal.timeout(timeoutMs);
