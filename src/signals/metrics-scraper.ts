@@ -123,6 +123,7 @@ export class MetricsScraper {
   private readonly wanted: ReadonlySet<string>;
   /** Holds the addresses of a host name from the member's objects to its destination rules. */
   private readonly lookup: ReturnType<typeof guardedLookup> | undefined;
+  private stopped = false;
 
   constructor(
     readonly settings: ScrapeSettings,
@@ -146,15 +147,18 @@ export class MetricsScraper {
     this.wanted = new Set([...n.readyPods, ...n.queueSize, ...n.kvCache, ...n.runningRequests]);
     this.periodic = new Periodic(settings.intervalMs, async () => {
       const r = await this.scrapeOnce();
-      this.deps.onResult?.(r, this.current);
+      if (!this.stopped) this.deps.onResult?.(r, this.current);
     });
   }
 
   start(): void {
+    this.stopped = false;
     this.periodic.start();
   }
 
+  /** Ends scraping: a scrape under way sends nothing more (it may be waiting for its token file) and reports nothing. */
   stop(): void {
+    this.stopped = true;
     this.periodic.stop();
     this.dropConnection();
   }
@@ -187,6 +191,8 @@ export class MetricsScraper {
       'accept-encoding': 'identity',
     };
     const token = await this.bearerToken();
+    // Stopped while the token was read: no request, and no new connection left open.
+    if (this.stopped) throw new ScrapeError('stopped', 'the scraper was stopped');
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     const origin = this.connection();
     const signal = AbortSignal.timeout(timeoutMs);

@@ -26,7 +26,7 @@ describe('TokenBucket', () => {
     const b = new TokenBucket(undefined);
     const t0 = Date.now();
     for (let i = 0; i < 1000; i++) await b.take();
-    expect(Date.now() - t0).toBeLessThan(100);
+    expect(Date.now() - t0).toBeLessThan(1000); // ~1 ms; paced at under 500 qps, 1,000 takes need over a second
   });
 });
 
