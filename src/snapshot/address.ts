@@ -88,6 +88,21 @@ export function parseHostPort(s: string): HostPort | undefined {
 }
 
 /**
+ * The host name a URL built from `host` dials (WHATWG URL, as node:http, node:http2 and
+ * undici read it), or undefined when it is no URL host. A name that spells an IPv4
+ * address (a trailing dot, fewer parts, decimal, octal or hex numbers: `127.1`,
+ * `2130706433`, `127.0.0.1.`) comes back as that address in dotted form; Node then
+ * connects to it without asking a `lookup` hook.
+ */
+export function urlHostname(host: string): string | undefined {
+  try {
+    return new URL(`http://${host}/`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * An EPP host name read from the member's objects (a load-balancer hostname): where it
  * resolves is the member's to say, so the router holds the resolved addresses to the
  * member's destination rules when it connects. IPs are judged when the snapshot is built;

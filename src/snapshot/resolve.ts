@@ -5,7 +5,7 @@
 import type { ClusterConfig } from '../config/schema.js';
 import { memberRules } from '../extproc/answer-rules.js';
 import { GROUP_CORE, GROUP_GATEWAY, type Gateway, type InferencePool, type ParentReference, type Service } from '../model/types.js';
-import { isIP, joinHostPort, parseHostPort } from './address.js';
+import { isIP, joinHostPort, parseHostPort, urlHostname } from './address.js';
 import {
   ENDPOINT_PICKER_REF_MISSING,
   endpointPickerRefMissing,
@@ -126,7 +126,7 @@ export function resolveEpp(scope: ClusterScope, pool: InferencePool, warnings: D
     }
     const denied = serviceAddressRefusal(scope, host, port, field);
     if (denied !== undefined) {
-      const allow = isIP(host) ? `, or allow the address in clusters[${cluster}].eppAnswers.destinations` : '';
+      const allow = isIP(host) || isIP(urlHostname(host) ?? '') ? `, or allow the address in clusters[${cluster}].eppAnswers.destinations` : '';
       return fail(
         EPP_ADDRESS_DENIED,
         `${poolName(pool, cluster)}: EPP Service ${nsName(ns, ref.name)} ${field}: ${denied}, so the router does not dial it; ` +
@@ -178,7 +178,9 @@ const DNS_NAME = /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z
  * Why an EPP address read from the member's Service may not be dialled, or undefined.
  * An IP is held to the member's destination rules, as its EPPs' answers are; a field that
  * holds IPs must hold one; a load-balancer hostname must be a DNS name, and its resolved
- * addresses are held to the same rules when the router connects (see transport/guarded-lookup.ts).
+ * addresses are held to the same rules when the router connects (see transport/guarded-lookup.ts);
+ * a hostname that a URL reads as an IPv4 address (`127.0.0.1.`, `2130706433`) is judged here as
+ * that address, since Node dials it without resolving it.
  */
 function serviceAddressRefusal(scope: ClusterScope, host: string, port: number, field: ServiceAddressField): string | undefined {
   if (isIP(host)) {
@@ -186,7 +188,14 @@ function serviceAddressRefusal(scope: ClusterScope, host: string, port: number, 
     return denied?.detail;
   }
   if (field !== 'status.loadBalancer.ingress[0].hostname') return `"${host}" is not an IP address`;
-  return DNS_NAME.test(host) ? undefined : `"${host}" is not a DNS name`;
+  const dialled = DNS_NAME.test(host) ? urlHostname(host) : undefined;
+  if (dialled === undefined) return `"${host}" is not a DNS name`;
+  // A name the URL parser reads as an IPv4 address is dialled as that address, without the connect-time check.
+  if (isIP(dialled)) {
+    const denied = memberRules(scope.config?.eppAnswers).destinationRefusal(joinHostPort(dialled, port));
+    return denied === undefined ? undefined : `"${host}" is the IP address ${dialled}: ${denied.detail}`;
+  }
+  return undefined;
 }
 
 function exposes(ports: Service['spec']['ports'], port: number): boolean {

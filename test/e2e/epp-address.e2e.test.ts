@@ -52,7 +52,7 @@ function poolWithService(name: string, port: number, spec: Record<string, unknow
 }
 
 /** cluster-a: pool `good` (override to a real EPP), pool `bad` (Service at the metadata address), pool `named` (LB hostname localhost). */
-function clusterSet(eppAnswers?: Record<string, unknown>): ClusterSetDir {
+function clusterSet(eppAnswers?: Record<string, unknown>, namedHost = 'localhost'): ClusterSetDir {
   const set = writeClusterSet([
     {
       name: 'cluster-a',
@@ -60,7 +60,7 @@ function clusterSet(eppAnswers?: Record<string, unknown>): ClusterSetDir {
         'gateway.yaml': gatewayYaml(),
         'good.yaml': poolYaml('good'),
         'bad.yaml': poolWithService('bad', 9002, { clusterIP: '169.254.169.254' }),
-        'named.yaml': poolWithService('named', epps.named!.port, { clusterIP: '10.96.0.44' }, { loadBalancer: { ingress: [{ hostname: 'localhost' }] } }),
+        'named.yaml': poolWithService('named', epps.named!.port, { clusterIP: '10.96.0.44' }, { loadBalancer: { ingress: [{ hostname: namedHost }] } }),
         'routes.yaml': [
           routeYaml('good', 'good.example', [{ kind: 'InferencePool', name: 'good' }]),
           routeYaml('bad', 'bad.example', [{ kind: 'InferencePool', name: 'bad' }]),
@@ -122,6 +122,23 @@ describe("EPP addresses from a member's Service", () => {
     expect(allowed.outcome, allowed.reason).toBe('forwarded');
     expect(allowed.destination).toBe(NAMED);
     expect(epps.named!.counters.streamsOpened).toBe(before + 1);
+  });
+
+  it('a load-balancer hostname that spells a loopback IP (trailing dot, one number) is refused: Node would dial it without resolving it', async () => {
+    for (const host of ['127.0.0.1.', '2130706433']) {
+      const r = await start(clusterSet(undefined, host));
+      const before = epps.named!.counters.streamsOpened;
+      const routes = (await (await request(`http://${r.adminAddress}/debug/routes`)).body.json()) as { excludedObjects: Record<string, unknown>[] };
+      expect(routes.excludedObjects, host).toContainEqual(
+        expect.objectContaining({ kind: 'Service', name: 'named-epp', field: 'status.loadBalancer.ingress[0].hostname', reason: 'EppAddressDenied' }),
+      );
+      expect((await send('named.example')).status, host).toBe(500);
+      expect(epps.named!.counters.streamsOpened, host).toBe(before);
+      await router!.shutdown();
+      router = undefined;
+      envoy!.close();
+      envoy = undefined;
+    }
   });
 
   it('--check names the Service, its field and the fixes, and exits 1', async () => {

@@ -183,6 +183,19 @@ describe("EPP addresses from the member's Service are held to its destination ru
     expect(epp({ ingress: [{ hostname: '127.0.0.1' }] }).excluded[0]!.message).toContain('status.loadBalancer.ingress[0].hostname: 127.0.0.1:9002 is inside destinations.deny');
   });
 
+  it('judges a load-balancer hostname that a URL reads as an IP (trailing dot, one number, short or octal/hex forms) as that IP', () => {
+    const epp = (hostname: string) => local([pool('llm-pool', { epp: 'epp' }), service('epp', { ingress: [{ hostname }] })]);
+    // Node dials these as the IP they spell without asking the connect-time lookup hook.
+    for (const [hostname, ip] of [['127.0.0.1.', '127.0.0.1'], ['2130706433', '127.0.0.1'], ['127.1', '127.0.0.1'], ['0x7f.1', '127.0.0.1'], ['0251.0376.0251.0376', '169.254.169.254'], ['169.254.169.254.', '169.254.169.254']]) {
+      const { candidate, excluded } = epp(hostname!);
+      expect(candidate, hostname).toBeUndefined();
+      expect(excluded[0], hostname).toMatchObject({ reason: 'EppAddressDenied' });
+      expect(excluded[0]!.message).toContain(`status.loadBalancer.ingress[0].hostname: "${hostname}" is the IP address ${ip}: ${ip}:9002 is inside destinations.deny`);
+    }
+    expect(epp('10.1.2.3.').candidate!.epp).toMatchObject({ host: '10.1.2.3.', source: 'loadBalancer' });
+    expect(epp('epp.example.123').excluded[0]!.message).toContain('"epp.example.123" is not a DNS name');
+  });
+
   it("does not check the operator's address override", () => {
     const cfg = config({ clusters: [{ name: LOCAL, addressOverrides: { services: [{ namespace: 'example', name: 'epp', address: '127.0.0.1:9102' }] } }, { name: 'cluster-b' }] });
     const { candidate, excluded } = local([pool('llm-pool', { epp: 'epp' }), service('epp', { clusterIP: '169.254.169.254' })], cfg);
