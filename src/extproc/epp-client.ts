@@ -102,7 +102,9 @@ export function forwardedHeaders(incoming: IncomingHttpHeaders | OutgoingHttpHea
   for (const key in incoming) {
     if (key.charCodeAt(0) === 58 /* ':' */ || key.startsWith('grpc-') || HOP_METADATA.has(key)) continue;
     const value = incoming[key];
-    if (value !== undefined) out[key] = value;
+    if (value === undefined) continue;
+    // node:http2 joins a key's repeated fields with ", "; a binary key's values go out one field each, as before.
+    out[key] = typeof value === 'string' && value.includes(',') && key.endsWith('-bin') ? value.split(',').map((v) => v.trim()) : value;
   }
   return out;
 }

@@ -53,6 +53,14 @@ describe('forwardedHeaders', () => {
     });
     expect(out).toEqual({ 'x-route-tag': 'blue', 'x-trace-bin': 'AQI=', 'set-cookie': ['a=1', 'b=2'] });
   });
+
+  it('sends a repeated binary key as one header field per value, as it came from Envoy (node:http2 joins them with ", ")', () => {
+    // A peer that decodes a -bin field as one base64 value (grpc-go) would refuse "AQI=, AwQ=".
+    const out = forwardedHeaders({ ':path': '/p', 'x-trace-bin': 'AQI=, AwQ=', 'x-tag': 'a, b' });
+    expect(out).toEqual({ 'x-trace-bin': ['AQI=', 'AwQ='], 'x-tag': 'a, b' });
+    const md = Metadata.fromHttp2Headers(out as Record<string, string[]>);
+    expect(md.get('x-trace-bin')).toEqual([Buffer.from([1, 2]), Buffer.from([3, 4])]);
+  });
 });
 
 describe('targetKey', () => {
