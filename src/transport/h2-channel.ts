@@ -78,7 +78,8 @@ export class H2Channel {
       return new H2ClientCall(stream, this.options.maxMessageBytes, timeoutMs);
     } catch (err) {
       // The session went away between the check and the request (GOAWAY): the next call reconnects.
-      if (this.session === session) this.session = undefined;
+      // A session still usable refused this request's headers: it stays for the other calls.
+      if (this.session === session && !this.usable(session)) this.session = undefined;
       return H2ClientCall.failed(Status.UNAVAILABLE, (err as Error).message);
     }
   }

@@ -140,3 +140,25 @@ describe('H2ClientCall after the server ended first', () => {
     await eventually(() => expect(counter.sent.get(RST_STREAM)).toBe(1));
   });
 });
+
+describe('H2Channel.call with headers node:http2 refuses to send', () => {
+  it('fails that call only: the connection stays in use for the next calls, and no second one is opened', async () => {
+    const { address } = await answerFirst();
+    channel = new H2Channel(address, { maxMessageBytes: 1 << 20, connectTimeoutMs: 2000, keepaliveTimeMs: 60_000, keepaliveTimeoutMs: 20_000 });
+    await channel.ready();
+    // A single-value header twice: session.request() throws ERR_HTTP2_HEADER_SINGLE_VALUE.
+    const twice: Record<string, string[]> = { authorization: ['a', 'b'] };
+    const bad = channel.call(EXT_PROC_PROCESS_PATH, twice);
+    const [err] = (await once(bad, 'error')) as [{ details: string }];
+    expect(err.details).toContain('authorization');
+    await channel.ready();
+    const good = channel.call(EXT_PROC_PROCESS_PATH, {});
+    const messages: string[] = [];
+    good.on('data', (m: Buffer) => messages.push(m.toString()));
+    const ended = once(good, 'end');
+    good.write(Buffer.from('question'));
+    await ended;
+    expect(messages).toEqual(['answer']);
+    expect(sessions.size).toBe(1);
+  });
+});
