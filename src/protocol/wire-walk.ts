@@ -153,26 +153,13 @@ export function findLast(buf: Uint8Array, from: number, to: number, no: number):
  * merged, which is their payloads concatenated. A view when there is one.
  */
 export function mergedLen(buf: Buffer, from: number, to: number, no: number): Buffer | undefined {
-  let first: Buffer | undefined;
-  let parts: Buffer[] | undefined;
-  cursor.at = from;
-  while (cursor.at < to) {
-    const tag = readTag(buf, to);
-    if (tag >>> 3 !== no || (tag & 7) !== WIRE_LEN) {
-      skipValue(buf, tag & 7, to);
-      continue;
-    }
-    const end = readLenEnd(buf, to);
-    const payload = buf.subarray(cursor.at, end);
-    if (first === undefined) first = payload;
-    else (parts ??= [first]).push(payload);
-    cursor.at = end;
-  }
-  return parts === undefined ? first : Buffer.concat(parts);
+  return mergedMember(buf, from, to, no, IN_NO_ONEOF);
 }
 
 /** Whether a tag (field number and wire type: another wire type is an unknown field) is a member of a oneof. */
 export type OneofMembers = (tag: number) => boolean;
+/** A field in no oneof: nothing clears it. */
+const IN_NO_ONEOF: OneofMembers = () => false;
 
 /** The oneof member a message holds, as a parser sees it: the member seen last (0: none). */
 export function oneofCase(buf: Uint8Array, from: number, to: number, isMember: OneofMembers): number {
@@ -196,9 +183,8 @@ export function mergedMember(buf: Buffer, from: number, to: number, no: number, 
   cursor.at = from;
   while (cursor.at < to) {
     const tag = readTag(buf, to);
-    const member = isMember(tag);
-    if (!member || tag >>> 3 !== no || (tag & 7) !== WIRE_LEN) {
-      if (member) first = parts = undefined; // another member clears this one
+    if (tag >>> 3 !== no || (tag & 7) !== WIRE_LEN) {
+      if (isMember(tag)) first = parts = undefined; // another member clears this one
       skipValue(buf, tag & 7, to);
       continue;
     }
