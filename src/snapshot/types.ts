@@ -136,6 +136,25 @@ export interface Diagnostic {
   readonly path?: string;
   readonly reason: string;
   readonly message: string;
+  /**
+   * Set on diagnostics about a Gateway API object of the local cluster (HTTPRoute, Gateway):
+   * which status condition it turns False, so the status writer can report it with `reason`
+   * (an upstream Gateway API reason such as UnsupportedValue, BackendNotFound, NoMatchingParent).
+   */
+  readonly status?: StatusTarget;
+}
+
+/** The Gateway API object and condition a diagnostic is reported on. */
+export interface StatusTarget {
+  readonly kind: 'HTTPRoute' | 'Gateway';
+  readonly namespace: string;
+  readonly name: string;
+  /** 'Accepted' or 'ResolvedRefs' for routes; 'Accepted' or 'Programmed' for Gateways. */
+  readonly condition: 'Accepted' | 'ResolvedRefs' | 'Programmed';
+  /** For a route: the parentRef the condition is about (index into spec.parentRefs); every parent when absent. */
+  readonly parentRefIndex?: number;
+  /** For a Gateway: the listener the condition is about (spec.listeners[].name); the Gateway itself when absent. */
+  readonly listener?: string;
 }
 
 /** The request attributes route matching looks at. */
