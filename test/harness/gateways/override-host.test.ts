@@ -70,9 +70,9 @@ describe("kgateway's subset cluster (header copied to envoy.lb)", () => {
     expect(MEMBERS).toContain(r.destination);
   });
 
-  it('metadata wins over the header when both are present', () => {
+  it('the header overwrites the picker metadata when both are present (header_to_metadata runs after ext_proc)', () => {
     const pick = overrideHostSelector(poolMembers(MEMBERS), { readHeader: true });
     const c = pick({ headers: [['x-gateway-destination-endpoint', MEMBERS[0]!]], dynamicMetadata: { 'envoy.lb': { 'x-gateway-destination-endpoint': MEMBERS[1]! } } });
-    expect(c).toEqual({ address: MEMBERS[1] });
+    expect(c).toEqual({ address: MEMBERS[0] });
   });
 });

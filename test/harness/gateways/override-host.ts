@@ -9,8 +9,9 @@
 // both ways, every header and trailer phase, and failure_mode_allow from the pool's failureMode.
 //
 // kgateway (static cluster + subset LB on envoy.lb/x-gateway-destination-endpoint, fallback
-// ANY_ENDPOINT): a header_to_metadata filter copies the header into the same metadata key, so
-// either carrier steers it; the fallback is the same round robin over the pool's pods.
+// ANY_ENDPOINT): a header_to_metadata filter after ext_proc copies the header into the same
+// metadata key, so either carrier steers it and the header overwrites the picker's metadata;
+// the fallback is the same round robin over the pool's pods.
 import { createEnvoyStandin } from '../envoy-standin.js';
 import { getHeader } from '../headers.js';
 import type { HostChoice, HostSelectionInput, HostSelector, StandinClientOptions, StandinOptions, StandinRequest, StandinResult } from '../standin-types.js';
@@ -25,10 +26,11 @@ export interface OverrideHostConfig {
   readHeader?: boolean;
 }
 
-/** The override address list: envoy.lb metadata if a string, else (readHeader) the header. */
+/** The override address list: (readHeader) the header if present, else envoy.lb metadata if a string. */
 function overrideList(input: HostSelectionInput, cfg: OverrideHostConfig): string[] {
   const md = input.dynamicMetadata[LB_NAMESPACE]?.[ENDPOINT_KEY];
-  const raw = typeof md === 'string' ? md : cfg.readHeader ? getHeader(input.headers, ENDPOINT_KEY) : undefined;
+  const header = cfg.readHeader ? getHeader(input.headers, ENDPOINT_KEY) : undefined;
+  const raw = header ?? (typeof md === 'string' ? md : undefined);
   if (raw === undefined || raw === '') return [];
   return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
