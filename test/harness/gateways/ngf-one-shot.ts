@@ -11,7 +11,8 @@
 // x-gateway-destination-endpoint, reading raw_value (the last one wins); dynamic metadata is
 // ignored. An immediate_response or a stream error makes the shim answer non-200, which njs
 // only logs. NGINX then proxy_passes to the picked address as is (any ip:port); with no
-// address, FailOpen falls back to the pool's upstream and FailClose (the default) answers 500.
+// address, FailOpen falls back to the pool's upstream (NGINX balances it "random two
+// least_conn"; the stand-in round-robins) and FailClose (the default) answers 500.
 import * as grpc from '@grpc/grpc-js';
 import { parseDestination, toHeaderList, type HeaderInput } from '../headers.js';
 import { ExternalProcessorClient, type PbProcessingRequest, type PbProcessingResponse } from '../protos.js';
