@@ -61,7 +61,7 @@ describe('Istio (override_host on the shadow Service, envoy.lb metadata only)', 
 
 describe("kgateway's subset cluster (header copied to envoy.lb)", () => {
   it('honours a header-only pick of a member, misroutes one outside', async () => {
-    const gw = createOverrideHostGateway(epp.address, MEMBERS, { readHeader: true });
+    const gw = createOverrideHostGateway(epp.address, MEMBERS, { flavour: 'kgateway' });
     answer = { header: MEMBERS[2] };
     expect((await gw.run(req)).destination).toBe(MEMBERS[2]);
     answer = { header: OUTSIDE };

@@ -51,21 +51,28 @@ export function istioOptions(failOpen = false): StandinOptions {
   return { ...everyPhase('FULL_DUPLEX_STREAMED', failOpen), messageTimeoutMs: 1_000_000, receivingNamespaces: [LB_NAMESPACE] };
 }
 
+/** kgateway's subset-era filter: the same phases, failure_mode_allow fixed true, 5 s message timeout. */
+export function kgatewaySubsetOptions(): StandinOptions {
+  return { ...everyPhase('FULL_DUPLEX_STREAMED', true), messageTimeoutMs: 5_000, receivingNamespaces: [LB_NAMESPACE] };
+}
+
 export interface OverrideHostGateway {
   readonly members: PoolMembers;
   run(req: StandinRequest): Promise<StandinResult>;
   close(): void;
 }
 
-/** A gateway whose pool cluster holds `members`, calling the picker at `target`. */
+/** A gateway (Istio by default) whose pool cluster holds `members`, calling the picker at `target`. */
 export function createOverrideHostGateway(
   target: string,
   members: readonly string[],
-  o: { failOpen?: boolean; readHeader?: boolean } = {},
+  o: { flavour?: 'istio' | 'kgateway'; failOpen?: boolean } = {},
   copts: StandinClientOptions = {},
 ): OverrideHostGateway {
   const pool = poolMembers(members);
   const envoy = createEnvoyStandin(target, copts);
-  const options: StandinOptions = { ...istioOptions(o.failOpen), hostSelector: overrideHostSelector(pool, { readHeader: o.readHeader }) };
+  const kgateway = o.flavour === 'kgateway';
+  const filter = kgateway ? kgatewaySubsetOptions() : istioOptions(o.failOpen);
+  const options: StandinOptions = { ...filter, hostSelector: overrideHostSelector(pool, { readHeader: kgateway }) };
   return { members: pool, run: (req) => envoy.run(req, options), close: () => envoy.close() };
 }
