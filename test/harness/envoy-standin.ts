@@ -20,6 +20,8 @@ import type {
   BodyInput,
   EnvoyStandin,
   ForwardedRequest,
+  HostChoice,
+  HostSelectionInput,
   StandinClientOptions,
   StandinOptions,
   StandinRequest,
@@ -185,6 +187,15 @@ export async function runRequest(
   }
 }
 
+/** ORIGINAL_DST with use_http_header: the first x-gateway-destination-endpoint value, any ip:port. */
+export function originalDst({ headers }: HostSelectionInput): HostChoice {
+  const value = getHeader(headers, DESTINATION_HEADER);
+  const parsed = value === undefined ? undefined : parseDestination(value);
+  if (parsed?.ok) return { address: parsed.address };
+  const why = parsed ? `invalid ${DESTINATION_HEADER}: ${parsed.error}` : `no ${DESTINATION_HEADER} header`;
+  return { status: 503, body: NO_HEALTHY_UPSTREAM, reason: `${NO_HEALTHY_UPSTREAM} (${why})`, details: 'no_healthy_upstream' };
+}
+
 async function runOnClient(client: grpc.Client, req: StandinRequest, o: StandinOptions): Promise<StandinResult> {
   const reqModes = modes(o, 'request');
   const respModes = modes(o, 'response');
@@ -261,13 +272,12 @@ async function runOnClient(client: grpc.Client, req: StandinRequest, o: StandinO
   result.destinationHeader = destHeader;
   let upstreamResp: HttpMessage;
   let routerLocal: LocalReply | undefined;
-  const parsed = destHeader === undefined ? undefined : parseDestination(destHeader);
-  if (!parsed || !parsed.ok) {
-    const why = parsed ? `invalid ${DESTINATION_HEADER}: ${parsed.error}` : `no ${DESTINATION_HEADER} header`;
-    routerLocal = localReply(503, NO_HEALTHY_UPSTREAM, `${NO_HEALTHY_UPSTREAM} (${why})`, 'no_healthy_upstream');
-    upstreamResp = { headers: [[':status', '503'], ...routerLocal.headers], body: [routerLocal.body] };
+  const choice = (o.hostSelector ?? originalDst)({ headers: upstreamReq.headers, dynamicMetadata: ctx.dynamicMetadata });
+  if ('status' in choice) {
+    routerLocal = localReply(choice.status, choice.body, choice.reason, choice.details);
+    upstreamResp = { headers: [[':status', String(choice.status)], ...routerLocal.headers], body: [routerLocal.body] };
   } else {
-    const destination = parsed.address;
+    const destination = choice.address;
     result.destination = destination;
     result.upstreamHeaders = upstreamReq.headers;
     result.upstreamTrailers = upstreamReq.trailers;

@@ -39,6 +39,17 @@ export interface StandinRequest {
   upstream?: UpstreamFn;
 }
 
+/** Where the gateway's load balancer sends the request once the processor is done: a host, or a local reply. */
+export type HostChoice = { address: string } | { status: number; body: string; reason: string; details: string };
+
+/** What host selection sees: the request headers as mutated, and the request's dynamic metadata. */
+export interface HostSelectionInput {
+  headers: HeaderList;
+  dynamicMetadata: Record<string, JsonObject>;
+}
+
+export type HostSelector = (input: HostSelectionInput) => HostChoice;
+
 export interface StandinOptions {
   requestHeaderMode?: HeaderSendMode; // default SEND
   responseHeaderMode?: HeaderSendMode; // default SEND
@@ -67,6 +78,8 @@ export interface StandinOptions {
   grpcMetadata?: Record<string, string>;
   /** Add the headers Envoy's connection manager adds before filters (x-forwarded-proto, x-request-id). Default true. */
   envoyAddedHeaders?: boolean;
+  /** The upstream cluster's host selection; default ORIGINAL_DST on x-gateway-destination-endpoint (originalDst). */
+  hostSelector?: HostSelector;
   /** Abort = the downstream client resets the request. */
   signal?: AbortSignal;
   onWire?: (r: WireRecord) => void;
