@@ -5,12 +5,13 @@
  * is a command the real CLI passes on the mounted examples.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ensureBuilt, MAIN, ROOT } from '../e2e/cli-process.js';
+import { fakeBin } from '../helpers/fake-bin.js';
 
 /** A docker that logs its argv (one JSON line per call) and answers like the engine would. */
 const FAKE_DOCKER = `#!/bin/sh
@@ -24,12 +25,7 @@ exit 0
 
 let bin: string;
 beforeAll(() => {
-  bin = mkdtempSync(join(tmpdir(), 'mcip-image-'));
-  writeFileSync(join(bin, 'docker'), FAKE_DOCKER);
-  chmodSync(join(bin, 'docker'), 0o755);
-  // `sleep 1` between /healthz polls: a no-op here.
-  writeFileSync(join(bin, 'sleep'), '#!/bin/sh\nexit 0\n');
-  chmodSync(join(bin, 'sleep'), 0o755);
+  bin = fakeBin({ docker: FAKE_DOCKER });
   ensureBuilt();
 });
 
