@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig, parseConfigText } from '../../src/config/load.js';
 import { serveExportController, type ExportServer } from '../../src/controller/export-serve.js';
 import { createLogger } from '../../src/log.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
@@ -269,7 +269,9 @@ describe('docs/two-clusters.md, end to end', () => {
   it('verified EPP TLS: the CA Secrets become each member\'s caFile, serverName is the certificate\'s name, and the patch starts epp.yaml\'s EPP with it', () => {
     const verified = mergeValues(guideValues(), readYaml(join(EXAMPLE, 'helm/verified-epp-tls-values.yaml')) as Obj);
     const r = renderChart({ ...verified, ...helmSets({ IMAGE }, ['examples/two-clusters/helm/cluster-a-values.yaml', 'examples/two-clusters/helm/verified-epp-tls-values.yaml']) }, { name: 'mcip', namespace: 'mcip-system' }, false);
-    const cfg = parse((find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> }).data['router.yaml']!) as { clusters: { name: string; epp: { tls: Obj } }[] };
+    const text = (find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> }).data['router.yaml']!;
+    expect(() => parseConfigText(text, 'router.yaml', '/etc/mcip-router')).not.toThrow();
+    const cfg = parse(text) as { clusters: { name: string; epp: { tls: Obj } }[] };
     const cert = parseAllDocuments(readFileSync(join(EXAMPLE, 'tls/epp-certificate.yaml'), 'utf8')).map((d) => d.toJSON() as K8sObject & { spec: Obj }).find((o) => o.metadata.name === 'llm-pool-epp-tls')!;
     for (const c of cfg.clusters) {
       expect(c.epp.tls, c.name).toMatchObject({ enabled: true, caFile: `/var/run/secrets/mcip-router/credentials/${c.name}/epp-tls/ca.crt` });
