@@ -155,6 +155,8 @@ export class SignalStore implements SignalSource, OutcomeSink {
       }
     }
     this.plans = plans;
+    // A pool that leaves and comes back is told about again; gone pools are not remembered.
+    for (const id of this.toldNoLoad) if (!plans.has(id)) this.toldNoLoad.delete(id);
     for (const [id, p] of plans) {
       if (this.toldNoLoad.has(id)) continue;
       const w = noLoadSignal(p, this.config);

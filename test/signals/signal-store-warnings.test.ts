@@ -48,6 +48,11 @@ describe('SignalStore warnings', () => {
     expect(warns()[0]!.obj).toMatchObject({ cluster: 'c1', candidate: 'c1/ns/p', field: 'clusters[0].epp.metrics.enabled' });
     expect(warns()[0]!.msg).toMatch(/pool c1\/ns\/p has no load signal: .*never spill over/);
     expect(s.warnings()).toEqual([expect.objectContaining({ candidate: 'c1/ns/p', field: 'clusters[0].epp.metrics.enabled' })]);
+    // Gone, then back: told again (nothing is remembered about pools that left).
+    s.update(snapshotOf());
+    expect(s.warnings()).toEqual([]);
+    s.update(snapshotOf(c));
+    expect(warns()).toHaveLength(2);
   });
 
   it('a stock EPP refuses a scrape without its token: warned once with the 401, listed while it lasts; with the token, no warning', async () => {
