@@ -3,10 +3,14 @@
  * print the routing table. The exit code tells a pipeline what it found:
  * 0 no error diagnostic; 1 loaded, but the table has errors (an object left out
  * as invalid, a backendRef whose share of requests gets HTTP 500, ...); 2 a
- * member's manifests could not be loaded at all (unreadable files).
+ * member's manifests could not be loaded at all (unreadable files). After the table, one
+ * `warning:` line per weakened security setting (e.g. epp.tls.insecureSkipVerify) and per pool
+ * without a load signal; warnings do not change the exit code.
  */
 import type { RouterConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
+import { configWarnings, formatWarnings } from '../signals/load-signal.js';
+import { planCandidate } from '../signals/plan.js';
 import { buildSnapshot } from '../snapshot/build.js';
 import { formatRoutingTable } from '../snapshot/describe.js';
 import { createObjectSource } from '../sources/create-source.js';
@@ -46,7 +50,9 @@ export async function runCheck(config: RouterConfig, logger: Logger): Promise<Ch
   if (errors.length > 0) return { code: CHECK_LOAD_ERRORS, output: formatErrors(errors) };
   const { snapshot, diagnostics } = buildSnapshot({ config, clusters: states, version: 1 });
   const failed = diagnostics.some((d) => d.severity === 'error');
-  return { code: failed ? CHECK_ROUTE_ERRORS : CHECK_OK, output: formatRoutingTable(snapshot, diagnostics) };
+  // Weakened security and pools without a load signal: warnings, never a failed check.
+  const warnings = configWarnings(config, [...snapshot.candidates.values()].map((c) => planCandidate(c, config)));
+  return { code: failed ? CHECK_ROUTE_ERRORS : CHECK_OK, output: formatRoutingTable(snapshot, diagnostics) + formatWarnings(warnings) };
 }
 
 export function formatErrors(errors: readonly SourceError[]): string {

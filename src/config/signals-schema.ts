@@ -27,7 +27,11 @@ export const tlsSchema = z
   .strictObject({
     /** Use TLS to the EPP. GIE / llm-d EPPs serve TLS (a self-signed certificate unless given one). */
     enabled: z.boolean().default(true),
-    /** Accept any server certificate (encrypted, not authenticated). Logged as a warning at start. Ignored when caFile is set. */
+    /**
+     * Accept any server certificate (encrypted, not authenticated), e.g. the one a stock EPP
+     * generates at start, which no CA signs. Warned at start, by --check and on /debug/signals.
+     * Ignored when caFile is set.
+     */
     insecureSkipVerify: z.boolean().default(false),
     /** CA bundle (PEM) that signs the EPPs' certificates; default: the system CAs. */
     caFile: z.string().min(1).optional(),

@@ -148,7 +148,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       },
       '/debug/signals': () => {
         const view = signals.view();
-        return json(200, { at: new Date(view.at).toISOString(), candidates: Object.fromEntries(view.candidates), targets: signals.targets() });
+        return json(200, { at: new Date(view.at).toISOString(), candidates: Object.fromEntries(view.candidates), targets: signals.targets(), warnings: signals.warnings() });
       },
       '/debug/sources': () =>
         json(200, {

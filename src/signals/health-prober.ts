@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { status as GrpcStatus, type ChannelCredentials, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
 import type { TlsConfig } from '../config/schema.js';
 import type { CredentialFiles } from '../credentials/credential-files.js';
+import { untrustedCertificate } from '../credentials/epp-trust.js';
 import { channelCredentials, tlsNames } from '../extproc/epp-client.js';
 import { HealthStatus } from '../protocol/services.js';
 import { createHealthClient, type HealthClient } from './health-client.js';
@@ -41,6 +42,8 @@ export interface HealthProberDeps {
 const UNREACHED = new Set<number>([GrpcStatus.UNAVAILABLE, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.CANCELLED]);
 
 function reasonOf(err: ServiceError): string {
+  // A certificate the channel refused: the EPP is up, but nothing reaches it until the member trusts it.
+  if (err.code === GrpcStatus.UNAVAILABLE && untrustedCertificate(err.details)) return 'tls-unverified';
   switch (err.code) {
     case GrpcStatus.DEADLINE_EXCEEDED:
       return 'timeout';
@@ -116,7 +119,7 @@ export class HealthProber {
       try {
         client.Check({ service: this.settings.service }, { deadline: new Date(Date.now() + this.settings.timeoutMs) }, (err, res) => {
           if (err) {
-            finish(UNSUPPORTED.get(err.code) ?? { ok: false, reached: !UNREACHED.has(err.code), reason: reasonOf(err) });
+            finish(UNSUPPORTED.get(err.code) ?? { ok: false, reached: !UNREACHED.has(err.code), reason: reasonOf(err), message: err.details });
             return;
           }
           const status = res?.status;

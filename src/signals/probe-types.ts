@@ -13,6 +13,8 @@ export interface ProbeOutcome {
    * as its gRPC name. Neither a success nor a failure.
    */
   readonly unsupported?: UnsupportedCode;
+  /** The failure as the transport reported it, for logs. */
+  readonly message?: string;
   readonly at: number;
 }
 

@@ -21,10 +21,12 @@ import type { Registry } from 'prom-client';
 import type { CredentialFiles } from '../credentials/credential-files.js';
 import type { Candidate, RoutingSnapshot } from '../snapshot/types.js';
 import { DEFAULT_SATURATION } from '../config/defaults.js';
+import { eppTrustHint } from '../credentials/epp-trust.js';
 import { HealthProber } from './health-prober.js';
 import { MetricsScraper } from './metrics-scraper.js';
 import { OutlierDetector, type OutlierTransition } from './outlier.js';
 import { ParentProber } from './parent-prober.js';
+import { configWarnings, noLoadSignal, type SignalWarning } from './load-signal.js';
 import { planCandidate, type CandidatePlan, type Planned, type SignalsConfig } from './plan.js';
 import { computeSignals, type CandidateInputs } from './readiness.js';
 import { NOOP_SIGNAL_METRICS, SignalMetrics, type SignalMetricsSink } from './signal-metrics.js';
@@ -103,6 +105,8 @@ export class SignalStore implements SignalSource, OutcomeSink {
   private readonly listeners = new Set<(changes: readonly SignalChange[]) => void>();
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
+  /** Candidates whose missing load signal (metrics disabled) was logged: once each. */
+  private readonly toldNoLoad = new Set<string>();
 
   constructor(private readonly options: SignalStoreOptions) {
     this.config = options.config;
@@ -151,6 +155,15 @@ export class SignalStore implements SignalSource, OutcomeSink {
       }
     }
     this.plans = plans;
+    // A pool that leaves and comes back is told about again; gone pools are not remembered.
+    for (const id of this.toldNoLoad) if (!plans.has(id)) this.toldNoLoad.delete(id);
+    for (const [id, p] of plans) {
+      if (this.toldNoLoad.has(id)) continue;
+      const w = noLoadSignal(p, this.config);
+      if (w === undefined) continue;
+      this.toldNoLoad.add(id);
+      this.logger.warn({ cluster: w.cluster, candidate: id, field: w.field }, w.message);
+    }
     this.outlier.retain(new Set(plans.keys()));
     this.evaluate();
   }
@@ -199,6 +212,20 @@ export class SignalStore implements SignalSource, OutcomeSink {
     ];
   }
 
+  /**
+   * The members' weakened security settings and every pool without a load signal now:
+   * metrics not scraped, a scrape that fails, or one without the pool's series (for /debug/signals).
+   */
+  warnings(): SignalWarning[] {
+    const out = configWarnings(this.config, []);
+    for (const plan of this.plans.values()) {
+      const scrape = plan.metrics && this.scrapers.get(plan.metrics.key)?.prober.state();
+      const w = noLoadSignal(plan, this.config, scrape);
+      if (w !== undefined) out.push(w);
+    }
+    return out;
+  }
+
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
@@ -234,6 +261,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
 
   private newHealth(key: string, plan: Planned<HealthProber['settings']>): Target<HealthProber> {
     let toldUnsupported = false;
+    let toldUntrusted = false;
     const prober: HealthProber = new HealthProber(plan.settings, {
       clock: this.clock,
       ...(this.options.readFile ? { readFile: this.options.readFile } : {}),
@@ -248,6 +276,13 @@ export class SignalStore implements SignalSource, OutcomeSink {
             'EPP offers no gRPC health signal for this service; its readiness comes from its metrics and outlier detection',
           );
         }
+        if (o.reason === 'tls-unverified' && !toldUntrusted) {
+          toldUntrusted = true;
+          this.logger.warn(
+            { target: plan.settings.address, cluster: plan.cluster, candidates: [...t.candidates].sort(), error: o.message },
+            `the EPP's TLS certificate is not trusted, so every request to its pools fails: ${eppTrustHint(plan.cluster)}`,
+          );
+        }
         if (!o.ok && o.unsupported === undefined) this.metrics.probeFailure(plan.cluster, 'epp-health', o.reason ?? 'error');
         // An "unsupported" answer still proves the EPP is up: it may re-admit an ejected pool once its ejection time is over.
         this.afterProbe(t, o.ok || o.unsupported !== undefined);
@@ -257,6 +292,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
   }
 
   private newScraper(key: string, plan: Planned<MetricsScraper['settings']>): Target<MetricsScraper> {
+    let toldFailing = false;
     const prober: MetricsScraper = new MetricsScraper(plan.settings, {
       clock: this.clock,
       ...(this.options.files ? { files: this.options.files } : {}),
@@ -264,7 +300,14 @@ export class SignalStore implements SignalSource, OutcomeSink {
         if (this.scrapers.get(key)?.prober !== prober) return;
         if (!r.ok) {
           this.metrics.scrapeFailure(plan.cluster, r.reason);
-          this.logger.debug({ target: `${plan.settings.origin}${plan.settings.path}`, reason: r.reason, error: r.message }, 'EPP metrics scrape failed');
+          const where = { target: `${plan.settings.origin}${plan.settings.path}`, reason: r.reason, error: r.message };
+          if (toldFailing) this.logger.debug(where, 'EPP metrics scrape failed');
+          else {
+            // Once per target: its pools have no load signal until a scrape succeeds (/debug/signals says while it lasts).
+            toldFailing = true;
+            const candidates = [...(this.scrapers.get(key)?.candidates ?? [])].sort();
+            this.logger.warn({ ...where, cluster: plan.cluster, candidates }, 'EPP metrics scrape failed: these pools have no load signal (no spillover from them) until a scrape succeeds');
+          }
         }
         this.evaluateTarget(this.scrapers.get(key)!);
       },

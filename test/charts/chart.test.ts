@@ -244,6 +244,27 @@ describe('router config coverage', () => {
   });
 });
 
+describe('image', () => {
+  const images = (r: Rendered): string[] =>
+    r.objects.filter((o) => o.kind === 'Deployment').flatMap((d) => ((d.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers).filter((c) => c.name !== 'envoy').map((c) => String(c.image)));
+
+  it('refuses to render as shipped (image.repository at its placeholder or empty), saying how to build, push and set it', () => {
+    expect((readYaml(path.join(CHART_DIR, 'values.yaml')) as { image: { repository: string } }).image.repository).toBe('REGISTRY/mcip-router');
+    for (const values of [{}, { exportController: { enabled: true } }, { image: { repository: '' } }]) {
+      expect(() => renderChart(values, undefined, false)).toThrow(
+        /image\.repository is not set: build the mcip-router image from the repository's Dockerfile, push it .*npm run image.*--set image\.repository=/,
+      );
+    }
+  });
+
+  it('runs the image the install names in the routers and the export controller, tagged with the appVersion unless image.tag', () => {
+    const chart = readYaml(path.join(CHART_DIR, 'Chart.yaml')) as { appVersion: string };
+    const set = { image: { repository: 'registry.example.com/ml/mcip-router' }, exportController: { enabled: true } };
+    expect(images(renderChart(set, undefined, false))).toEqual([`registry.example.com/ml/mcip-router:${chart.appVersion}`, `registry.example.com/ml/mcip-router:${chart.appVersion}`]);
+    expect(images(renderChart({ ...set, image: { repository: 'r.example/m', tag: 'v9' } }, undefined, false))).toEqual(['r.example/m:v9', 'r.example/m:v9']);
+  });
+});
+
 describe('chart files', () => {
   it.each(['envoy.yaml', 'envoy-unix-socket.yaml', 'envoy-parent-tls.yaml'])('files/%s is a verbatim copy of the one in envoy/', (file) => {
     expect(readFileSync(path.join(CHART_DIR, 'files', file), 'utf8')).toBe(readFileSync(path.join(REPO, 'envoy', file), 'utf8'));

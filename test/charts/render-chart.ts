@@ -95,6 +95,9 @@ export const SPRIG_FUNCS: Record<string, Func> = {
   trimSuffix: (suffix, s) => (String(s).endsWith(String(suffix)) ? String(s).slice(0, -String(suffix).length || undefined) : String(s)),
   replace: (from, to, s) => String(s).split(String(from)).join(String(to)),
   contains: (sub, s) => String(s).includes(String(sub)),
+  fail: (msg) => {
+    throw new Error(String(msg));
+  },
   required: (msg, v) => {
     if (v === null || v === undefined || v === '') throw new Error(String(msg));
     return v;
@@ -122,10 +125,19 @@ function indent(n: number, s: string): string {
   return pad + s.replace(/\n/g, `\n${pad}`);
 }
 
-/** Renders the chart with values.yaml merged with `overrides`; throws on template errors. */
-export function renderChart(overrides: Obj = {}, release = { name: 'gw', namespace: 'mcip-system' }): Rendered {
+/**
+ * What every install sets on top of values.yaml: the image it built and pushed (values.yaml
+ * holds a placeholder the chart refuses). renderChart applies it before the overrides.
+ */
+export const INSTALL_VALUES: Obj = { image: { repository: 'registry.example.com/team/mcip-router' } };
+
+/**
+ * Renders the chart with values.yaml, then INSTALL_VALUES (unless `install` is false: the chart
+ * exactly as shipped), then `overrides`; throws on template errors and on `fail`.
+ */
+export function renderChart(overrides: Obj = {}, release = { name: 'gw', namespace: 'mcip-system' }, install = true): Rendered {
   const chart = readYaml(path.join(CHART_DIR, 'Chart.yaml')) as Obj;
-  const values = mergeValues(defaultValues(), overrides);
+  const values = mergeValues(install ? mergeValues(defaultValues(), INSTALL_VALUES) : defaultValues(), overrides);
   const missing = new Set<string>();
   const engine = createEngine(SPRIG_FUNCS, (p) => missing.add(p));
   const base = `${String(chart.name)}/templates`;

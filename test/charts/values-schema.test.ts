@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { CHART_DIR, defaultValues, mergeValues, type Obj } from './render-chart.js';
+import { CHART_DIR, defaultValues, mergeValues, readYaml, REPO, type Obj } from './render-chart.js';
 import { routerDefinitions } from './router-schema-defs.js';
 import { REMOTE_VALUES } from './sample-values.js';
 
@@ -46,6 +46,15 @@ describe('values.schema.json', () => {
     expect(errorsFor(mergeValues(defaultValues(), { router: { extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-semi-space-size=8' }] } }))).toEqual([]);
     expect(errorsFor(mergeValues(defaultValues(), { mode: 'Parent', envoy: { remoteGatewayCASecret: 'gw-ca' } }))).toEqual([]);
     expect(errorsFor(mergeValues(defaultValues(), { extProc: { maxMessageBytes: 32 * 1024 * 1024 }, envoy: { bootstrap: 'static_resources: {}' } }))).toEqual([]);
+  });
+
+  it('accepts the two-cluster guide\'s values files, alone and layered, with the image install.sh sets', () => {
+    const dir = path.join(REPO, 'examples/two-clusters/helm');
+    const guide = readYaml(path.join(dir, 'cluster-a-values.yaml')) as Obj;
+    const image = { image: { repository: 'registry.example.com/team/mcip-router' } };
+    expect(errorsFor(mergeValues(mergeValues(defaultValues(), guide), image))).toEqual([]);
+    const verified = mergeValues(guide, readYaml(path.join(dir, 'verified-epp-tls-values.yaml')) as Obj);
+    expect(errorsFor(mergeValues(mergeValues(defaultValues(), verified), image))).toEqual([]);
   });
 
   it.each<[string, Obj, string]>([

@@ -13,7 +13,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
 import { createEnvoyStandin, type EnvoyStandin } from '../harness/envoy-standin.js';
-import { createTestCa, type TestCa } from '../helpers/pki.js';
+import { eventually } from '../helpers/eventually.js';
+import { createTestCa, selfSignedLeaf, type TestCa } from '../helpers/pki.js';
+import { ensureBuilt, runCli } from './cli-process.js';
 import { startRecordingEpp, type RecordingEpp } from '../helpers/recording-epp.js';
 import { completionBody, gatewayYaml, poolYaml, routeYaml, writeClusterSet } from './clusterset.js';
 
@@ -38,8 +40,10 @@ afterEach(async () => {
   attacker.calls.length = 0;
 });
 
-/** Starts a router whose only pool's EPP is the attacker, with these EPP TLS settings and listeners. */
-async function start(tls: Record<string, unknown>, listen: Record<string, string>): Promise<string[]> {
+let configFile: string;
+
+/** Starts a router whose only pool's EPP is the attacker (or `epp`), with these EPP TLS settings and listeners. */
+async function start(tls: Record<string, unknown>, listen: Record<string, string>, epp: RecordingEpp = attacker): Promise<string[]> {
   const set = writeClusterSet(
     [
       {
@@ -49,13 +53,16 @@ async function start(tls: Record<string, unknown>, listen: Record<string, string
           'pool.yaml': poolYaml('pool-x'),
           'route.yaml': routeYaml('r', 'llm.example', [{ kind: 'InferencePool', name: 'pool-x' }]),
         },
-        epps: { 'pool-x-epp': attacker.address },
+        epps: { 'pool-x-epp': epp.address },
       },
     ],
     { listen: { extProc: '127.0.0.1:0', admin: '127.0.0.1:0', ...listen } as { extProc: string; admin: string } },
   );
-  const raw = parse(readFileSync(set.configFile, 'utf8')) as { clusters: { epp: { tls: unknown } }[] };
+  const raw = parse(readFileSync(set.configFile, 'utf8')) as { clusters: { epp: { tls: unknown; metrics?: unknown } }[] };
   raw.clusters[0]!.epp.tls = tls;
+  // The recording EPPs serve no /metrics: scraping is off, which the router reports as no load signal.
+  raw.clusters[0]!.epp.metrics = { enabled: false };
+  configFile = set.configFile;
   writeFileSync(set.configFile, stringify(raw));
   const lines: string[] = [];
   const sink = new Writable({
@@ -94,6 +101,47 @@ describe('EPP certificate verification', () => {
     await send();
     expect(attacker.calls).toHaveLength(1);
     expect(attacker.calls[0]!.firstMessage!.toString('latin1')).toContain('client-secret');
+  });
+});
+
+describe('a stock EPP\'s certificate, self-signed at its start', () => {
+  let leaf: ReturnType<typeof selfSignedLeaf>;
+  let stock: RecordingEpp;
+  beforeAll(async () => {
+    leaf = selfSignedLeaf('Inference Ext');
+    stock = await startRecordingEpp({ cert: leaf.cert, key: leaf.key });
+  });
+  afterAll(() => {
+    stock.stop();
+    leaf.remove();
+  });
+
+  it('is refused by default: 503, the EPP sees nothing, /debug/signals says tls-unverified and the log says how to trust it', async () => {
+    const logs = await start({ enabled: true }, { debug: '127.0.0.1:0' }, stock);
+    expect((await send()).status).toBe(503);
+    expect(stock.calls).toHaveLength(0);
+    await eventually(async () => {
+      const signals = JSON.parse((await getJson(`http://${router!.debugAddress}/debug/signals`)).body) as { candidates: Record<string, { reason: string }> };
+      expect(signals.candidates['cluster-a/default/pool-x']?.reason).toBe('health:tls-unverified');
+    }, 5000);
+    const hint = logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => String(l['msg']).includes('certificate is not trusted'));
+    expect(hint).toMatchObject({ level: 'warn', cluster: 'cluster-a' });
+    expect(String(hint!['error'])).toMatch(/self[- ]signed certificate/);
+    expect(String(hint!['msg'])).toContain('epp.tls.insecureSkipVerify: true');
+  });
+
+  it('insecureSkipVerify: the request gets through, warned at start, on /debug/signals and by --check (exit 0)', async () => {
+    const logs = await start({ enabled: true, insecureSkipVerify: true }, { debug: '127.0.0.1:0' }, stock);
+    expect(logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['field'] === 'clusters[0].epp.tls.insecureSkipVerify')).toHaveLength(1);
+    await send();
+    expect(stock.calls).toHaveLength(1);
+    const signals = JSON.parse((await getJson(`http://${router!.debugAddress}/debug/signals`)).body) as { warnings: { field?: string; message: string }[] };
+    expect(signals.warnings.map((w) => w.field)).toEqual(['clusters[0].epp.tls.insecureSkipVerify', 'clusters[0].epp.metrics.enabled']);
+    ensureBuilt();
+    const check = await runCli(['--check', '--config', configFile]);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain('warning: cluster cluster-a: clusters[0].epp.tls.insecureSkipVerify: the certificates of this member\'s EPPs are not verified');
+    expect(check.stdout).toMatch(/warning: cluster cluster-a: clusters\[0\]\.epp\.metrics\.enabled: pool cluster-a\/default\/pool-x has no load signal/);
   });
 });
 

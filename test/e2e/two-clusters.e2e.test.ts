@@ -1,33 +1,57 @@
 /**
  * docs/two-clusters.md end to end: the manifests in examples/two-clusters/ applied to two
- * API-server stand-ins, the router config rendered by the chart from the guide's Helm values,
- * then the export controller (as `--export-controller` runs it) and the router on that config.
- * cluster-b exports llm-pool; the export controller creates the InferencePoolImport in both
- * members, the router in cluster-a routes 50/50 between its own pool and the import. No
- * status is written by hand anywhere.
+ * API-server stand-ins, the router config rendered by the chart from the guide's Helm values
+ * and the image install.sh sets, then the export controller (as `--export-controller` runs it)
+ * and the router on that config, against EPPs that behave as the guide's stock EPPs do: TLS
+ * with a certificate each generates at start, metrics that answer only the token the guide's
+ * credential Secret holds. cluster-b exports llm-pool; the export controller creates the
+ * InferencePoolImport in both members, the router in cluster-a routes 50/50 between its own
+ * pool and the import, with a load signal for both. No status is written by hand anywhere.
+ * (Gateway and HTTPRoute status, once the router writes them, are checked by the guide's
+ * step 7 and belong in this file beside the import's status.)
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig, parseConfigText } from '../../src/config/load.js';
 import { serveExportController, type ExportServer } from '../../src/controller/export-serve.js';
 import { createLogger } from '../../src/log.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
-import { find, readYaml, renderChart, REPO, type K8sObject, type Obj } from '../charts/render-chart.js';
+import { find, mergeValues, readYaml, renderChart, REPO, type K8sObject, type Obj } from '../charts/render-chart.js';
 import { createEnvoyStandin, type EnvoyStandin } from '../harness/envoy-standin.js';
 import { withTestTransport } from '../harness/extproc-transport.js';
 import { KubeApiServer, RESOURCES, writeKubeconfig } from '../harness/kube-apiserver.js';
-import type { SimulatedEpp } from '../harness/simulated-epp.js';
+import { startSimulatedEpp, type SimulatedEpp } from '../harness/simulated-epp.js';
 import { eventually } from '../helpers/eventually.js';
-import { completionBody, startEpps, stopAll } from './clusterset.js';
+import { selfSignedLeaf } from '../helpers/pki.js';
+import { completionBody, stopAll } from './clusterset.js';
 
 const EXAMPLE = join(REPO, 'examples/two-clusters');
 const A = '10.1.0.1:8000';
 const B = '10.2.0.1:8000';
 const EXPORTER = 'mcip-router.dev/export-controller';
+/** What the operator exports before install.sh (step 1). */
+const IMAGE = 'registry.example.com/team/mcip-router';
+/** The metrics-only token of each member's mcip-metrics-reader: its EPP accepts no other. */
+const METRICS_TOKENS = { 'cluster-a': 'metrics-reader-token-of-cluster-a', 'cluster-b': 'metrics-reader-token-of-cluster-b' } as const;
+const installScript = readFileSync(join(EXAMPLE, 'install.sh'), 'utf8');
+const guideValues = (): Obj => readYaml(join(EXAMPLE, 'helm/cluster-a-values.yaml')) as Obj;
+
+/** The helm commands of install.sh, continuation lines joined. */
+const helmCommands = (): string[] => installScript.replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l.startsWith('helm upgrade --install mcip charts/mcip-router '));
+
+/** The `--set k.k2="$VAR"` settings of install.sh's helm command with these values files, with its variables filled in. */
+function helmSets(env: Record<string, string>, files = ['examples/two-clusters/helm/cluster-a-values.yaml']): Obj {
+  const command = helmCommands().find((c) => [...c.matchAll(/-f (\S+)/g)].map((m) => m[1]).join(' ') === files.join(' '));
+  if (!command) throw new Error(`install.sh has no helm command with -f ${files.join(' -f ')}`);
+  const out: Obj = {};
+  for (const m of command.matchAll(/--set (\w+)\.(\w+)="\$(\w+)"/g)) out[m[1]!] = { ...(out[m[1]!] as Obj), [m[2]!]: env[m[3]!] };
+  return out;
+}
 
 let servers: Record<'cluster-a' | 'cluster-b', KubeApiServer>;
 let epps: Record<string, SimulatedEpp>;
@@ -35,6 +59,8 @@ let exporter: ExportServer;
 let router: RouterHandle;
 let envoy: EnvoyStandin;
 let rendered: ReturnType<typeof renderChart>;
+/** The bearerTokenFile of each member as the chart rendered it (the mounted Secret). */
+const mountedTokenFiles: string[] = [];
 
 function manifests(dir: string): K8sObject[] {
   return readdirSync(dir)
@@ -54,8 +80,16 @@ function apply(server: KubeApiServer, objects: readonly K8sObject[]): void {
 const statusOf = (server: KubeApiServer, plural: string, name: string) => server.get(plural, 'inference', name)?.status as Obj | undefined;
 const controllers = (m: 'cluster-a' | 'cluster-b') => (statusOf(servers[m], 'inferencepoolimports', 'llm-pool')?.controllers ?? []) as { name: string; exportingClusters?: { name: string }[]; parents?: { conditions: { type: string; status: string }[] }[] }[];
 
+let removeCerts: () => void;
+
 beforeAll(async () => {
-  epps = await startEpps({ a: A, b: B });
+  // Each EPP makes its own certificate at start, as a stock EPP does: no CA to trust.
+  const certs = { a: selfSignedLeaf('Inference Ext a'), b: selfSignedLeaf('Inference Ext b') };
+  removeCerts = () => Object.values(certs).forEach((c) => c.remove());
+  epps = {};
+  for (const [m, endpoint, member] of [['a', A, 'cluster-a'], ['b', B, 'cluster-b']] as const) {
+    epps[m] = await startSimulatedEpp({ endpoints: [endpoint], tls: certs[m], stock: { pool: 'llm-pool', metricsTokens: [METRICS_TOKENS[member]] } });
+  }
   servers = { 'cluster-a': new KubeApiServer(), 'cluster-b': new KubeApiServer() };
   await servers['cluster-a'].start();
   await servers['cluster-b'].start();
@@ -63,21 +97,28 @@ beforeAll(async () => {
   apply(servers['cluster-b'], manifests(join(EXAMPLE, 'cluster-b')));
 
   // The router config exactly as the chart renders it from the guide's values ...
-  rendered = renderChart(readYaml(join(EXAMPLE, 'helm/cluster-a-values.yaml')) as Obj, { name: 'mcip', namespace: 'mcip-system' });
+  rendered = renderChart({ ...guideValues(), ...helmSets({ IMAGE }) }, { name: 'mcip', namespace: 'mcip-system' }, false);
   const cm = find(rendered, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> };
   const cfg = parse(cm.data['router.yaml']!) as Obj & { clusters: Obj[] };
   // ... with the pod's environment replaced by the stand-ins: API servers, loopback listeners,
-  // plain-text simulated EPPs at their loopback addresses (a LoadBalancer has no address here).
+  // the EPPs at their loopback addresses (a LoadBalancer has no address here) with their metrics
+  // on the port each one got, and the metrics token Secrets' content where the chart mounts them.
+  // The EPP TLS settings stay the guide's.
   const dir = await mkdtemp(join(tmpdir(), 'mcip-two-clusters-'));
   const kubeconfigs = [await writeKubeconfig(dir, { server: servers['cluster-a'].url }, 'a'), await writeKubeconfig(dir, { server: servers['cluster-b'].url }, 'b')];
-  const eppAddresses = [epps.a!.address, epps.b!.address];
-  cfg.clusters.forEach((c, i) => {
+  const eppList = [epps.a!, epps.b!];
+  for (const [i, c] of cfg.clusters.entries()) {
     const k = c.kubernetes as Obj;
     delete k.inCluster;
     k.kubeconfig = kubeconfigs[i];
-    c.epp = { ...(c.epp as Obj), tls: { enabled: false }, metrics: { enabled: false } };
-    c.addressOverrides = { services: [{ namespace: 'inference', name: 'llm-pool-epp', address: eppAddresses[i] }] };
-  });
+    const metrics = (c.epp as { metrics: Obj }).metrics;
+    const tokenFile = join(dir, `metrics-token-${i}`);
+    await writeFile(tokenFile, METRICS_TOKENS[c.name as keyof typeof METRICS_TOKENS]);
+    mountedTokenFiles.push(String(metrics.bearerTokenFile));
+    metrics.bearerTokenFile = tokenFile;
+    metrics.port = eppList[i]!.metricsPort;
+    c.addressOverrides = { services: [{ namespace: 'inference', name: 'llm-pool-epp', address: eppList[i]!.address }] };
+  }
   cfg.listen = { extProc: '127.0.0.1:0', admin: '127.0.0.1:0' };
   cfg.kubernetes = { coalesceMs: 20, coalesceMaxMs: 200, initialSyncTimeoutMs: 3000, backoffInitialMs: 50, backoffMaxMs: 300 };
   const fast = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 };
@@ -98,6 +139,7 @@ afterAll(async () => {
   await exporter?.shutdown();
   await Promise.all(Object.values(servers ?? {}).map((s) => s.close()));
   await stopAll(epps ?? {});
+  removeCerts?.();
 });
 
 describe('docs/two-clusters.md, end to end', () => {
@@ -153,21 +195,98 @@ describe('docs/two-clusters.md, end to end', () => {
     expect(d.spec.template.spec.volumes.flatMap((v) => (v.secret ? [v.secret.secretName] : []))).toEqual(['cluster-b-export']);
   });
 
-  it('kubeconfig-secrets.sh builds each Secret the Helm values name from a token Secret the cluster-b RBAC creates', () => {
-    const script = readFileSync(join(EXAMPLE, 'kubeconfig-secrets.sh'), 'utf8');
-    const calls = [...script.matchAll(/^make_secret (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!] as const);
-    const tokens = ['deploy/rbac/remote.yaml', 'deploy/rbac/export-member.yaml'].flatMap((f) =>
-      parseAllDocuments(readFileSync(join(REPO, f), 'utf8'))
-        .map((d) => d.toJSON() as K8sObject & { type?: string })
-        .filter((o) => o.kind === 'Secret' && o.type === 'kubernetes.io/service-account-token' && o.metadata.namespace === 'mcip-system')
-        .map((o) => o.metadata.name),
-    );
-    const values = readYaml(join(EXAMPLE, 'helm/cluster-a-values.yaml')) as { remoteClusters: { kubeconfigSecret: Obj; exportKubeconfigSecret: Obj }[] };
-    const named = values.remoteClusters.flatMap((c) => [c.kubeconfigSecret, c.exportKubeconfigSecret]);
-    expect(named.every((ref) => ref.key === 'kubeconfig')).toBe(true);
-    expect(script).toContain('--from-file=kubeconfig=');
-    expect(calls.map(([, secret]) => secret).sort()).toEqual(named.map((ref) => String(ref.name)).sort());
-    for (const [token] of calls) expect(tokens, token).toContain(token);
+  it('step 1: the guide\'s values alone do not render; install.sh\'s --set image.repository="$IMAGE" runs that image in both Deployments', () => {
+    expect(() => renderChart(guideValues(), { name: 'mcip', namespace: 'mcip-system' }, false)).toThrow(/image\.repository is not set/);
+    const appVersion = (readYaml(join(REPO, 'charts/mcip-router/Chart.yaml')) as { appVersion: string }).appVersion;
+    const images = rendered.objects
+      .filter((o) => o.kind === 'Deployment')
+      .flatMap((d) => (d as unknown as { spec: { template: { spec: { containers: { name: string; image: string }[] } } } }).spec.template.spec.containers)
+      .filter((c) => c.name !== 'envoy')
+      .map((c) => c.image);
+    expect(images).toEqual([`${IMAGE}:${appVersion}`, `${IMAGE}:${appVersion}`]);
+    expect(installScript).toMatch(/^IMAGE=\$\{IMAGE:\?set IMAGE to the mcip-router image/m);
+  });
+
+  it('step 6: the EPPs\' self-generated certificates are accepted as the values say (insecureSkipVerify), and warned', async () => {
+    // The routing test above went through both EPPs over TLS; here: what the router says about it.
+    const signals = (await (await fetch(`http://${router.adminAddress}/debug/signals`)).json()) as { warnings: { field?: string; message: string }[] };
+    expect(signals.warnings.map((w) => w.field).sort()).toEqual([
+      'clusters[0].epp.metrics.allowTokenOverPlainHttp',
+      'clusters[0].epp.tls.insecureSkipVerify',
+      'clusters[1].epp.metrics.allowTokenOverPlainHttp',
+      'clusters[1].epp.tls.insecureSkipVerify',
+    ]);
+    expect(epps.a!.counters.streamsOpened + epps.b!.counters.streamsOpened).toBeGreaterThan(0);
+  });
+
+  it('step 6: both pools have a load signal: each EPP\'s token-protected metrics answer the token of its own cluster\'s Secret', async () => {
+    await eventually(async () => {
+      const signals = (await (await fetch(`http://${router.adminAddress}/debug/signals`)).json()) as { candidates: Record<string, { readyPods?: number }>; warnings: { message: string }[] };
+      expect(signals.candidates['cluster-a/inference/llm-pool']?.readyPods).toBe(1);
+      expect(signals.candidates['cluster-b/inference/llm-pool']?.readyPods).toBe(1);
+      expect(signals.warnings.filter((w) => w.message.includes('no load signal'))).toEqual([]);
+    }, 10_000);
+    // The token files the chart rendered are the mounted Secrets the values name.
+    const d = find(rendered, 'Deployment', '-mcip-router') as K8sObject & { spec: { template: { spec: { containers: { name: string; volumeMounts: { name: string; mountPath: string }[] }[]; volumes: { name: string; secret?: { secretName: string } }[] } } } };
+    const pod = d.spec.template.spec;
+    const routerContainer = pod.containers.find((c) => c.name === 'router')!;
+    const secretAt = (file: string) => {
+      const mount = routerContainer.volumeMounts.find((m) => m.mountPath === dirname(file));
+      return pod.volumes.find((v) => v.name === mount?.name)?.secret?.secretName;
+    };
+    expect(mountedTokenFiles.map(secretAt)).toEqual(['mcip-metrics-reader-token', 'cluster-b-metrics-token']);
+  });
+
+  it('step 3: the EPP serves the pool each cluster\'s InferencePool names, on the ports its Service exposes (9002 ext_proc, 9090 metrics)', () => {
+    const epp = parseAllDocuments(readFileSync(join(EXAMPLE, 'epp/epp.yaml'), 'utf8')).map((d) => d.toJSON() as K8sObject & Obj);
+    const deployment = epp.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { metadata: { labels: Record<string, string> }; spec: { serviceAccountName: string; containers: { args: string[]; ports: { containerPort: number }[] }[] } } } };
+    const container = deployment.spec.template.spec.containers[0]!;
+    const flag = (f: string) => container.args[container.args.indexOf(f) + 1];
+    expect(epp.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name)).toEqual([deployment.spec.template.spec.serviceAccountName]);
+    for (const m of ['cluster-a', 'cluster-b']) {
+      const objs = manifests(join(EXAMPLE, m));
+      const pool = objs.find((o) => o.kind === 'InferencePool') as K8sObject & { spec: { endpointPickerRef: { name: string; port: { number: number } } } };
+      const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === pool.spec.endpointPickerRef.name) as K8sObject & { spec: { selector: Record<string, string>; ports: { port: number; targetPort: number }[] } };
+      expect([flag('--pool-name'), flag('--pool-namespace')], m).toEqual([pool.metadata.name, pool.metadata.namespace]);
+      expect(deployment.spec.template.metadata.labels, m).toMatchObject(svc.spec.selector);
+      expect(svc.spec.ports.map((p) => [p.port, p.targetPort]), m).toEqual([[9002, 9002], [9090, 9090]]);
+      expect(pool.spec.endpointPickerRef.port.number).toBe(9002);
+    }
+    expect(container.ports.map((p) => p.containerPort)).toEqual([9002, 9003, 9090]);
+    // The router scrapes the port the Service exposes: the chart leaves the default, 9090.
+    const cfg = parse((find(rendered, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> }).data['router.yaml']!) as { clusters: { epp: { metrics: Obj } }[] };
+    expect(cfg.clusters.map((c) => c.epp.metrics.port)).toEqual([undefined, undefined]);
+    const b = manifests(join(EXAMPLE, 'cluster-b')).find((o) => o.kind === 'Service')!;
+    expect((b as unknown as { spec: { type: string } }).spec.type).toBe('LoadBalancer');
+    expect(Object.keys(b.metadata.annotations ?? {}).sort()).toEqual([
+      'networking.gke.io/load-balancer-type',
+      'service.beta.kubernetes.io/aws-load-balancer-internal',
+      'service.beta.kubernetes.io/aws-load-balancer-scheme',
+      'service.beta.kubernetes.io/azure-load-balancer-internal',
+    ]);
+  });
+
+  it('verified EPP TLS: the CA Secrets become each member\'s caFile, serverName is the certificate\'s name, and the patch starts epp.yaml\'s EPP with it', () => {
+    const verified = mergeValues(guideValues(), readYaml(join(EXAMPLE, 'helm/verified-epp-tls-values.yaml')) as Obj);
+    const r = renderChart({ ...verified, ...helmSets({ IMAGE }, ['examples/two-clusters/helm/cluster-a-values.yaml', 'examples/two-clusters/helm/verified-epp-tls-values.yaml']) }, { name: 'mcip', namespace: 'mcip-system' }, false);
+    const text = (find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> }).data['router.yaml']!;
+    expect(() => parseConfigText(text, 'router.yaml', '/etc/mcip-router')).not.toThrow();
+    const cfg = parse(text) as { clusters: { name: string; epp: { tls: Obj } }[] };
+    const cert = parseAllDocuments(readFileSync(join(EXAMPLE, 'tls/epp-certificate.yaml'), 'utf8')).map((d) => d.toJSON() as K8sObject & { spec: Obj }).find((o) => o.metadata.name === 'llm-pool-epp-tls')!;
+    for (const c of cfg.clusters) {
+      expect(c.epp.tls, c.name).toMatchObject({ enabled: true, caFile: `/var/run/secrets/mcip-router/credentials/${c.name}/epp-tls/ca.crt` });
+      expect(c.epp.tls.insecureSkipVerify ?? false).toBe(false);
+      expect(cert.spec.dnsNames).toContain(c.epp.tls.serverName);
+    }
+    const d = find(r, 'Deployment', '-mcip-router') as K8sObject & { spec: { template: { spec: { volumes: { secret?: { secretName: string } }[] } } } };
+    const secrets = d.spec.template.spec.volumes.flatMap((v) => (v.secret ? [v.secret.secretName] : []));
+    expect(secrets).toEqual(expect.arrayContaining(['cluster-a-epp-ca', 'cluster-b-epp-ca']));
+    // The patch keeps epp.yaml's arguments and adds --cert-path where the certificate's Secret is mounted.
+    const epp = parseAllDocuments(readFileSync(join(EXAMPLE, 'epp/epp.yaml'), 'utf8')).map((x) => x.toJSON() as Obj).find((o) => o.kind === 'Deployment') as { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    const patch = readYaml(join(EXAMPLE, 'tls/epp-serve-certificate.yaml')) as { spec: { template: { spec: { containers: { args: string[]; volumeMounts: { name: string; mountPath: string }[] }[]; volumes: { name: string; secret: { secretName: string } }[] } } } };
+    const pc = patch.spec.template.spec.containers[0]!;
+    expect(pc.args).toEqual([...epp.spec.template.spec.containers[0]!.args, '--cert-path', pc.volumeMounts[0]!.mountPath]);
+    expect(patch.spec.template.spec.volumes.find((v) => v.name === pc.volumeMounts[0]!.name)?.secret.secretName).toBe(cert.spec.secretName);
   });
 
   it('install.sh and the guide name only files that exist, and every applied file is Kubernetes YAML', () => {
@@ -177,7 +296,7 @@ describe('docs/two-clusters.md, end to end', () => {
     const paths = [...new Set([...`${script}\n${named}`.matchAll(/(?:^|[\s(`])((?:deploy|examples|charts)\/[\w./-]+)/gm)].map((m) => m[1]!.replace(/[.)`]+$/, '')))];
     expect(paths.length).toBeGreaterThan(8);
     for (const p of paths) expect(existsSync(join(REPO, p)), p).toBe(true);
-    for (const m of script.matchAll(/apply -f (\S+\.yaml)/g)) {
+    for (const m of script.matchAll(/apply -f (?!https:)(\S+\.yaml)/g)) {
       for (const doc of parseAllDocuments(readFileSync(join(REPO, m[1]!), 'utf8'))) {
         expect((doc.toJSON() as Obj).kind, m[1]).toEqual(expect.any(String));
       }

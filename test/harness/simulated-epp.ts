@@ -49,7 +49,8 @@ export interface SimulatedEppOptions {
   /** Return this many endpoints, comma-separated, primary first (default 1). */
   listSize?: number;
   requireModel?: boolean;
-  tls?: boolean;
+  /** TLS with the self-signed fixture certificate (true), or with this certificate and key. */
+  tls?: boolean | { readonly cert: Buffer; readonly key: Buffer };
   port?: number; // default 0
   /** Also serve Health on a second port (like an EPP's 9003). Health is always on the main port too. */
   separateHealthPort?: boolean;
@@ -232,7 +233,7 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
   };
   const creds = (): grpc.ServerCredentials =>
     o.tls
-      ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: TLS_FIXTURES.cert, private_key: TLS_FIXTURES.key }], false)
+      ? grpc.ServerCredentials.createSsl(null, [o.tls === true ? { cert_chain: TLS_FIXTURES.cert, private_key: TLS_FIXTURES.key } : { cert_chain: o.tls.cert, private_key: o.tls.key }], false)
       : grpc.ServerCredentials.createInsecure();
 
   const bind = (server: grpc.Server, port: number, c: grpc.ServerCredentials): Promise<number> =>

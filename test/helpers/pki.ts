@@ -57,3 +57,22 @@ export function createTestCa(name = 'mcip test CA', dir = mkdtempSync(join(tmpdi
     },
   };
 }
+
+/**
+ * A self-signed server certificate, as a stock EPP generates at start: its own issuer (no CA
+ * to trust), EC P-256, serverAuth, no subject alternative name. In a fresh temporary directory.
+ */
+export function selfSignedLeaf(name: string, dir = mkdtempSync(join(tmpdir(), 'mcip-pki-'))): Leaf & { remove(): void } {
+  const base = join(dir, name.replace(/\W+/g, '-'));
+  openssl([
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${base}.key`, '-out', `${base}.pem`, '-days', '1',
+    '-subj', `/O=${name}`, '-addext', 'basicConstraints=critical,CA:FALSE', '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment', '-addext', 'extendedKeyUsage=serverAuth',
+  ]);
+  return {
+    certPath: `${base}.pem`,
+    keyPath: `${base}.key`,
+    cert: readFileSync(`${base}.pem`),
+    key: readFileSync(`${base}.key`),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}

@@ -37,7 +37,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/* The router image. Nobody publishes one: the install must name the image it built and pushed. */}}
 {{- define "mcip-router.image" -}}
+{{- if or (not .Values.image.repository) (eq .Values.image.repository "REGISTRY/mcip-router") }}
+{{- fail "image.repository is not set: build the mcip-router image from the repository's Dockerfile, push it to a registry your nodes pull from (IMAGE=<registry>/mcip-router PUSH=1 npm run image) and install with --set image.repository=<registry>/mcip-router (and image.tag when it is not the chart's appVersion)" }}
+{{- end }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
