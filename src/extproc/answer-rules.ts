@@ -8,7 +8,8 @@ import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { Logger } from 'pino';
 import { eppAnswersSchema, type EppAnswersConfig, type RouterConfig } from '../config/schema.js';
 import type { AnswerRules, GuardFinding } from '../protocol/answer-guard.js';
-import type { AddressJudge } from '../transport/guarded-lookup.js';
+import type { LookupFunction } from 'node:net';
+import { guardedLookup, type AddressJudge, type ResolveName } from '../transport/guarded-lookup.js';
 import type { DataPathObserver } from './observer.js';
 
 export const WARN_INTERVAL_MS = 10_000;
@@ -75,6 +76,14 @@ export function destinationJudge(rules: AnswerRules, cluster: string, port: numb
     const finding = rules.destinationRefusal(family === 6 ? `[${address}]:${port}` : `${address}:${port}`);
     return finding === undefined ? undefined : `${finding.detail} (clusters[${cluster}].eppAnswers.destinations)`;
   };
+}
+
+/**
+ * A lookup for connections to a host name from cluster `cluster`'s objects at `port`: every
+ * address it resolves to is held to `destinations` (the member's `eppAnswers.destinations`).
+ */
+export function destinationsLookup(destinations: EppAnswersConfig['destinations'], cluster: string, port: number, resolve?: ResolveName): LookupFunction {
+  return guardedLookup(destinationJudge(answerRules({ destinations, headers: [] }), cluster, port), resolve);
 }
 
 const rulesByConfig = new WeakMap<EppAnswersConfig, AnswerRules>();

@@ -1,10 +1,11 @@
 /**
  * Client side of the relay: one grpc-js channel per EPP target (address + TLS
  * settings), shared by all streams to that EPP, and raw (identity-serialized)
- * ext_proc calls on it so messages pass through byte for byte.
+ * ext_proc calls on it so messages pass through byte for byte. A host name from
+ * a member's objects is dialled only at addresses its destination rules allow.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
 import {
   Client,
@@ -21,7 +22,8 @@ import { fromMemberDns } from '../snapshot/address.js';
 import type { EppTarget } from '../snapshot/types.js';
 import { H2Channel } from '../transport/h2-channel.js';
 import { h2TlsOptions } from '../transport/tls-options.js';
-import { guardedLookup } from '../transport/guarded-lookup.js';
+import { guardedLookup, type ResolveName } from '../transport/guarded-lookup.js';
+import { guardedChannelOptions, guardedTarget, WatchedLookup } from '../transport/guarded-resolver.js';
 import { destinationJudge, MemberAnswerRules } from './answer-rules.js';
 import { ErrorCode, RouterError } from './errors.js';
 
@@ -52,11 +54,13 @@ export interface EppClientPoolOptions {
   /** What carries the calls: grpc-js channels (default) or node:http2 connections (src/transport/). */
   readonly transport?: 'grpc-js' | 'http2';
   /**
-   * Each member's destination rules (default: the schema's). On the http2 transport, the
-   * addresses a host name from a member's objects resolves to are held to them when the
-   * router connects; grpc-js resolves names itself, so its channels are not.
+   * Each member's destination rules (default: the schema's). The addresses a host name from
+   * a member's objects resolves to are held to them each time the router connects, on either
+   * transport (grpc-js channels resolve such a name with guarded-resolver.ts).
    */
   readonly destinations?: Pick<MemberAnswerRules, 'of'>;
+  /** How such a host name is resolved (default: the system's resolver). */
+  readonly resolve?: ResolveName;
 }
 
 interface Entry {
@@ -68,6 +72,8 @@ interface Entry {
   generation: number;
   /** The file contents its credentials were built from (CredentialFiles replaces a Buffer when the file changes). */
   readonly material: ReadonlyMap<string, Buffer>;
+  /** A grpc-js channel to a host name from a member's objects: its lookup (a name that moved to a refused address retires the channel). */
+  readonly watch?: WatchedLookup;
 }
 
 const identity = (b: Buffer): Buffer => b;
@@ -321,11 +327,11 @@ export class EppClientPool {
   private entryFor(target: EppTarget): Entry {
     const generation = this.files.generation;
     const cached = this.byTarget.get(target);
-    if (cached && !cached.closed && cached.generation === generation) return cached;
+    if (cached && !cached.closed && cached.generation === generation && cached.watch?.moved !== true) return cached;
     if (this.closed) throw new RouterError(ErrorCode.EppUnavailable, 'EPP client pool is closed');
     const key = targetKey(target);
     let entry = this.byKey.get(key);
-    if (entry && entry.generation !== generation && !this.files.unchanged(entry.material)) {
+    if (entry && ((entry.generation !== generation && !this.files.unchanged(entry.material)) || entry.watch?.moved === true)) {
       this.evict(key, entry);
       entry = undefined;
     }
@@ -344,7 +350,11 @@ export class EppClientPool {
       const sni = serverNameFor(target);
       if (sni !== undefined) options['grpc.ssl_target_name_override'] = sni;
       if (target.tls.enabled && target.tls.serverName) options['grpc.default_authority'] = target.tls.serverName;
-      entry = { key, client: new Client(target.address, creds, options), closed: false, generation, material };
+      const watch = fromMemberDns(target) ? new WatchedLookup(this.memberLookup(target)) : undefined;
+      const client = watch
+        ? new Client(guardedTarget(target.address), creds, { ...options, ...guardedChannelOptions(watch.lookup) })
+        : new Client(target.address, creds, options);
+      entry = { key, client, closed: false, generation, material, ...(watch ? { watch } : {}) };
       this.byKey.set(key, entry);
     }
     entry.generation = generation;
@@ -361,8 +371,13 @@ export class EppClientPool {
       keepaliveTimeoutMs: 20_000,
       ...(tls ? { tls } : {}),
       ...(target.tls.enabled && target.tls.serverName ? { authority: target.tls.serverName } : {}),
-      ...(fromMemberDns(target) ? { lookup: guardedLookup(destinationJudge(this.destinations.of(target.cluster), target.cluster, target.port)) } : {}),
+      ...(fromMemberDns(target) ? { lookup: this.memberLookup(target) } : {}),
     });
+  }
+
+  /** Resolves a host name from the target member's objects, refusing addresses its destination rules deny. */
+  private memberLookup(target: EppTarget): LookupFunction {
+    return guardedLookup(destinationJudge(this.destinations.of(target.cluster), target.cluster, target.port), this.options.resolve);
   }
 
   private evict(key: string, entry: Entry): void {

@@ -7,6 +7,8 @@ export interface ProbeOutcome {
   readonly reached: boolean;
   /** Failure reason, a small fixed vocabulary (metric label). */
   readonly reason?: string;
+  /** What went wrong, in words, when the reason needs them (a refused destination names host, address and rule). */
+  readonly detail?: string;
   /**
    * The target answered but offers no health signal for the probed service
    * (gRPC UNIMPLEMENTED or NOT_FOUND, or the status SERVICE_UNKNOWN): the code,

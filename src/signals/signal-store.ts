@@ -234,6 +234,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
 
   private newHealth(key: string, plan: Planned<HealthProber['settings']>): Target<HealthProber> {
     let toldUnsupported = false;
+    let toldRefused = false;
     const prober: HealthProber = new HealthProber(plan.settings, {
       clock: this.clock,
       ...(this.options.readFile ? { readFile: this.options.readFile } : {}),
@@ -248,6 +249,10 @@ export class SignalStore implements SignalSource, OutcomeSink {
             'EPP offers no gRPC health signal for this service; its readiness comes from its metrics and outlier detection',
           );
         }
+        if (o.reason === 'destination-refused' && !toldRefused) {
+          toldRefused = true;
+          this.logger.warn({ target: plan.settings.address, cluster: plan.cluster, error: o.detail }, 'EPP health probe not sent: the host name resolved to an address the member\'s destination rules deny');
+        } else if (o.ok) toldRefused = false;
         if (!o.ok && o.unsupported === undefined) this.metrics.probeFailure(plan.cluster, 'epp-health', o.reason ?? 'error');
         // An "unsupported" answer still proves the EPP is up: it may re-admit an ejected pool once its ejection time is over.
         this.afterProbe(t, o.ok || o.unsupported !== undefined);

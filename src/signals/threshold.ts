@@ -58,7 +58,7 @@ export class ProbeTracker {
       this.unansweredStreak++;
     }
     this.lastProbeAt = outcome.at;
-    this.lastError = outcome.ok ? undefined : outcome.reason;
+    this.lastError = outcome.ok ? undefined : (outcome.detail ?? outcome.reason);
   }
 
   state(): ProbeState {

@@ -26,9 +26,10 @@ export class DestinationRefusedError extends Error {
   }
 }
 
-type Resolve = (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
+/** How a host name is resolved (node:dns lookup's shape, answering every address); tests inject their own. */
+export type ResolveName = (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
 
-const systemResolve: Resolve = (hostname, options, callback) => {
+const systemResolve: ResolveName = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses) => (err ? callback(err, []) : callback(null, addresses)));
 };
 
@@ -37,7 +38,7 @@ const systemResolve: Resolve = (hostname, options, callback) => {
  * `judge` (a name that also resolves somewhere refused is not trusted with the
  * rest). Answers in the form asked for (`all` or one address).
  */
-export function guardedLookup(judge: AddressJudge, resolve: Resolve = systemResolve): LookupFunction {
+export function guardedLookup(judge: AddressJudge, resolve: ResolveName = systemResolve): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (err, resolved) => {
       if (err) {
