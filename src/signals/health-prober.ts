@@ -14,9 +14,8 @@ import { HealthStatus } from '../protocol/services.js';
 import type { ResolveName } from '../transport/guarded-lookup.js';
 import { guardedChannelOptions, guardedTarget, WatchedLookup } from '../transport/guarded-resolver.js';
 import { createHealthClient, type HealthClient } from './health-client.js';
-import { Periodic } from './periodic.js';
-import type { ProbeListener, ProbeOutcome, ProbeState } from './probe-types.js';
-import { ProbeTracker } from './threshold.js';
+import { ProbeLoop } from './probe-loop.js';
+import type { ProbeListener, ProbeOutcome } from './probe-types.js';
 import type { Clock } from './types.js';
 
 export interface HealthProbeSettings {
@@ -76,9 +75,7 @@ const UNSUPPORTED: ReadonlyMap<number, Omit<ProbeOutcome, 'at'>> = new Map([
 ]);
 const SERVICE_UNKNOWN: Omit<ProbeOutcome, 'at'> = { ok: false, reached: true, reason: 'service-unknown', unsupported: 'SERVICE_UNKNOWN' };
 
-export class HealthProber {
-  private readonly tracker: ProbeTracker;
-  private readonly periodic: Periodic;
+export class HealthProber extends ProbeLoop {
   private client: HealthClient | undefined;
   private credsError: string | undefined;
   /** files.generation when the client was last known current, and the contents it was built from. */
@@ -92,27 +89,13 @@ export class HealthProber {
     readonly settings: HealthProbeSettings,
     private readonly deps: HealthProberDeps,
   ) {
+    super(settings, deps.onResult);
     this.memberLookup = settings.destinations === undefined ? undefined : this.guardedLookup(settings.destinations);
-    this.tracker = new ProbeTracker(settings);
-    this.periodic = new Periodic(settings.intervalMs, async () => {
-      const outcome = await this.probeOnce();
-      this.tracker.record(outcome);
-      this.deps.onResult?.(outcome, this.tracker.state());
-    });
   }
 
-  start(): void {
-    this.periodic.start();
-  }
-
-  stop(): void {
-    this.periodic.stop();
+  protected release(): void {
     this.client?.close();
     this.client = undefined;
-  }
-
-  state(): ProbeState {
-    return this.tracker.state();
   }
 
   /** One Check call; never rejects. */
