@@ -1,5 +1,7 @@
 /** Shared shapes of probe outcomes (health, parent) and their listener. */
-import type { HealthStatus } from './threshold.js';
+
+/** A probed target's health by the thresholds (threshold.ts). */
+export type HealthStatus = 'healthy' | 'unhealthy' | 'unknown';
 
 export interface ProbeOutcome {
   readonly ok: boolean;
