@@ -5,23 +5,15 @@
  * a member's objects is dialled only at addresses its destination rules allow.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { isIP, type LookupFunction } from 'node:net';
-import { checkServerIdentity } from 'node:tls';
-import {
-  Client,
-  Metadata,
-  connectivityState,
-  credentials,
-  type ChannelCredentials,
-  type ChannelOptions,
-} from '@grpc/grpc-js';
-import type { TlsConfig } from '../config/schema.js';
+import type { LookupFunction } from 'node:net';
+import { Client, Metadata, connectivityState, type ChannelOptions } from '@grpc/grpc-js';
 import { CredentialFiles } from '../credentials/credential-files.js';
+import { channelCredentials } from '../credentials/tls-policy.js';
 import { EXT_PROC_PROCESS_PATH } from '../protocol/constants.js';
 import { fromMemberDns } from '../snapshot/address.js';
 import type { EppTarget } from '../snapshot/types.js';
 import { H2Channel } from '../transport/h2-channel.js';
-import { h2TlsOptions } from '../transport/tls-options.js';
+import { h2TlsOptions, identityHostFor, serverNameFor } from '../transport/tls-options.js';
 import { guardedLookup, type ResolveName } from '../transport/guarded-lookup.js';
 import { guardedChannelOptions, guardedTarget, WatchedLookup } from '../transport/guarded-resolver.js';
 import { destinationJudge, MemberAnswerRules } from './answer-rules.js';
@@ -129,84 +121,6 @@ export function targetKey(target: EppTarget): string {
     t.keyFile ?? '',
     t.serverName ?? '',
   ].join('|');
-}
-
-/**
- * Builds the channel credentials for an EPP's TLS settings: the server certificate is
- * verified (CA file or system roots) unless insecureSkipVerify is set without a CA file.
- * Throws a RouterError on unusable settings. `verifyHost`: the name or IP the certificate
- * is verified against when it is not the name sent as SNI (see identityHostFor).
- */
-export function channelCredentials(tls: TlsConfig, readFile: (path: string) => Buffer, verifyHost?: string): ChannelCredentials {
-  if (!tls.enabled) return credentials.createInsecure();
-  const { ca, key, cert, verify } = tlsMaterial(tls, readFile);
-  if (!verify) {
-    // The member chose to accept any certificate (logged at start): encrypted, not authenticated.
-    return credentials.createSsl(null, key, cert, {
-      rejectUnauthorized: false,
-      checkServerIdentity: () => undefined,
-    });
-  }
-  // Verify against the CA file, or the system roots when no CA file is given.
-  if (verifyHost === undefined) return credentials.createSsl(ca, key, cert);
-  return credentials.createSsl(ca, key, cert, { checkServerIdentity: (_sni, c) => checkServerIdentity(verifyHost, c) });
-}
-
-/** The files of an EPP's TLS settings, and whether the server certificate is verified. Throws a RouterError on unusable settings. */
-export function tlsMaterial(
-  tls: TlsConfig,
-  readFile: (path: string) => Buffer,
-): { ca: Buffer | null; key: Buffer | null; cert: Buffer | null; verify: boolean } {
-  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
-    throw new RouterError(ErrorCode.EppUnavailable, 'EPP TLS: certFile and keyFile must be set together');
-  }
-  const read = (what: string, path: string | undefined): Buffer | null => {
-    if (path === undefined) return null;
-    try {
-      return readFile(path);
-    } catch (err) {
-      throw new RouterError(ErrorCode.EppUnavailable, `EPP TLS: cannot read ${what} ${path}: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-  };
-  const ca = read('caFile', tls.caFile);
-  return { ca, key: read('keyFile', tls.keyFile), cert: read('certFile', tls.certFile), verify: ca !== null || !tls.insecureSkipVerify };
-}
-
-/** The TLS names of a channel: the SNI to send instead of the host, and the identity to verify when it is not the SNI. */
-export interface TlsNames {
-  readonly sni?: string;
-  readonly verifyHost?: string;
-}
-
-/**
- * The TLS names for a channel to `host` (a name, an IP, or "[v6]"): a configured serverName
- * is sent and verified. An IP is not a valid SNI (RFC 6066; Node 24 warns, Node 26 refuses
- * to connect), so to an IP `ipSni` is sent instead, and a verified certificate must still
- * match the IP (its IP SAN), as when the IP was the server name. A DNS host is left as is.
- */
-export function tlsNames(host: string, tls: TlsConfig, ipSni: string): TlsNames {
-  if (!tls.enabled) return {};
-  if (tls.serverName) return { sni: tls.serverName };
-  const bare = host.replace(/^\[|\]$/g, '');
-  if (isIP(bare) === 0) return {};
-  const verifying = tls.caFile !== undefined || !tls.insecureSkipVerify;
-  return verifying ? { sni: ipSni, verifyHost: bare } : { sni: ipSni };
-}
-
-/** The SNI sent to an EPP when it is not the address's host (an IP: the Service's DNS name). */
-export function serverNameFor(target: EppTarget): string | undefined {
-  return eppTlsNames(target).sni;
-}
-
-/** What a verified certificate must match when it is not the SNI (an IP host). */
-export function identityHostFor(target: EppTarget): string | undefined {
-  return eppTlsNames(target).verifyHost;
-}
-
-function eppTlsNames(target: EppTarget): TlsNames {
-  return tlsNames(target.host, target.tls, `${target.service.name}.${target.service.namespace}.svc`);
 }
 
 export class EppClientPool {

@@ -1,23 +1,10 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { channelCredentials, EppClientPool, forwardedHeaders, identityHostFor, serverNameFor, targetKey } from '../../src/extproc/epp-client.js';
+import { EppClientPool, forwardedHeaders, targetKey } from '../../src/extproc/epp-client.js';
 import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
-import type { EppTarget } from '../../src/snapshot/types.js';
+import { overrideTarget as target } from '../helpers/epp-target.js';
 import { blackHole } from './scenario.js';
 import { withinProcessMs } from '../helpers/work-time.js';
-
-function target(address: string, tls: Partial<EppTarget['tls']> = {}): EppTarget {
-  const [host, port] = address.split(':');
-  return {
-    address,
-    host: host!,
-    port: Number(port),
-    cluster: 'c',
-    service: { namespace: 'ns', name: 'epp' },
-    source: 'override',
-    tls: { enabled: false, insecureSkipVerify: true, ...tls },
-  };
-}
 
 describe('forwardedHeaders', () => {
   it("keeps Envoy's custom metadata from a grpc-js call, drops transport and gRPC-reserved keys", () => {
@@ -77,53 +64,6 @@ describe('targetKey', () => {
   });
 });
 
-describe('serverNameFor', () => {
-  it('uses serverName, else the Service DNS name for an IP host (never an IP as SNI), else none', () => {
-    expect(serverNameFor(target('10.0.0.1:9002', { enabled: true, serverName: 'epp.example' }))).toBe('epp.example');
-    expect(serverNameFor(target('10.0.0.1:9002', { enabled: true }))).toBe('epp.ns.svc');
-    expect(serverNameFor(target('10.0.0.1:9002', { enabled: true, insecureSkipVerify: false }))).toBe('epp.ns.svc');
-    expect(serverNameFor(target('10.0.0.1:9002', { enabled: true, caFile: '/ca.pem' }))).toBe('epp.ns.svc');
-    expect(serverNameFor({ ...target('[::1]:9002', { enabled: true, caFile: '/ca.pem' }), host: '[::1]' })).toBe('epp.ns.svc');
-    expect(serverNameFor({ ...target('epp.example:9002', { enabled: true }), host: 'epp.example' })).toBeUndefined();
-    expect(serverNameFor(target('10.0.0.1:9002'))).toBeUndefined();
-  });
-});
-
-describe('identityHostFor', () => {
-  it('a verified IP host without serverName is verified as that IP; otherwise the SNI is the name verified', () => {
-    expect(identityHostFor(target('10.0.0.1:9002', { enabled: true, caFile: '/ca.pem' }))).toBe('10.0.0.1');
-    expect(identityHostFor(target('10.0.0.1:9002', { enabled: true, insecureSkipVerify: false }))).toBe('10.0.0.1');
-    expect(identityHostFor({ ...target('[::1]:9002', { enabled: true, caFile: '/ca.pem' }), host: '[::1]' })).toBe('::1');
-    expect(identityHostFor(target('10.0.0.1:9002', { enabled: true, caFile: '/ca.pem', serverName: 'epp.example' }))).toBeUndefined();
-    expect(identityHostFor({ ...target('epp.example:9002', { enabled: true, caFile: '/ca.pem' }), host: 'epp.example' })).toBeUndefined();
-    expect(identityHostFor(target('10.0.0.1:9002', { enabled: true }))).toBeUndefined(); // nothing verified
-    expect(identityHostFor(target('10.0.0.1:9002'))).toBeUndefined();
-  });
-});
-
-describe('channelCredentials', () => {
-  const read = (p: string): Buffer => {
-    throw new Error(`ENOENT ${p}`);
-  };
-  it('plaintext and skip-verify need no files', () => {
-    expect(channelCredentials({ enabled: false, insecureSkipVerify: true }, read)._isSecure()).toBe(false);
-    expect(channelCredentials({ enabled: true, insecureSkipVerify: true }, read)._isSecure()).toBe(true);
-  });
-  it('a client certificate needs both files', () => {
-    expect(() => channelCredentials({ enabled: true, insecureSkipVerify: true, certFile: '/c.pem' }, read)).toThrow(/set together/);
-  });
-  it('an unreadable file is an EppUnavailable error naming it', () => {
-    try {
-      channelCredentials({ enabled: true, insecureSkipVerify: false, caFile: '/missing.pem' }, read);
-      expect.unreachable();
-    } catch (err) {
-      expect(err).toBeInstanceOf(RouterError);
-      expect((err as RouterError).code).toBe(ErrorCode.EppUnavailable);
-      expect((err as RouterError).message).toContain('/missing.pem');
-    }
-  });
-});
-
 describe('EppClientPool', () => {
   it('shares a channel per target and evicts targets no longer in the snapshot', async () => {
     const pool = new EppClientPool({ maxMessageBytes: 1 << 20, connectTimeoutMs: 50 });
@@ -140,6 +80,17 @@ describe('EppClientPool', () => {
     pool.close();
     expect(pool.size()).toBe(0);
     await expect(pool.ready(b)).rejects.toMatchObject({ code: ErrorCode.EppUnavailable });
+  });
+
+  it('fails ready() and call() of a target whose TLS files cannot be read, naming the file', async () => {
+    const pool = new EppClientPool({ maxMessageBytes: 1 << 20, connectTimeoutMs: 50 });
+    try {
+      const t = target('127.0.0.1:1', { enabled: true, insecureSkipVerify: false, caFile: '/missing-ca.pem' });
+      await expect(pool.ready(t)).rejects.toThrow(/EPP TLS: cannot read caFile \/missing-ca.pem/);
+      expect(() => pool.call(t, {})).toThrow(/EPP TLS: cannot read caFile \/missing-ca.pem/);
+    } finally {
+      pool.close();
+    }
   });
 
   it('gives a cold channel at most connectTimeoutMs', async () => {
