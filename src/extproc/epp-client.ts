@@ -14,9 +14,9 @@ import { fromMemberDns } from '../snapshot/address.js';
 import type { EppTarget } from '../snapshot/types.js';
 import { H2Channel } from '../transport/h2-channel.js';
 import { h2TlsOptions, identityHostFor, serverNameFor } from '../transport/tls-options.js';
-import { guardedLookup, type ResolveName } from '../transport/guarded-lookup.js';
+import { destinationJudge, guardedLookup, type ResolveName } from '../transport/guarded-lookup.js';
 import { guardedChannelOptions, guardedTarget, WatchedLookup } from '../transport/guarded-resolver.js';
-import { destinationJudge, MemberAnswerRules } from './answer-rules.js';
+import { MemberAnswerRules } from '../config/answer-rules.js';
 import { ErrorCode, RouterError } from './errors.js';
 
 /**

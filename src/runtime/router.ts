@@ -14,7 +14,7 @@ import { CredentialFiles } from '../credentials/credential-files.js';
 import { securityPosture } from '../credentials/posture.js';
 import { EppClientPool } from '../extproc/epp-client.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
-import { MemberAnswerRules } from '../extproc/answer-rules.js';
+import { MemberAnswerRules } from '../config/answer-rules.js';
 import { createExtProcServer } from '../extproc/server.js';
 import type { RandomSource } from '../picker/types.js';
 import { explainPickQuery } from '../picker/explain.js';

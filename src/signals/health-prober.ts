@@ -8,10 +8,9 @@ import { status as GrpcStatus, type ChannelCredentials, type ChannelOptions, typ
 import type { LookupFunction } from 'node:net';
 import type { EppAnswersConfig, TlsConfig } from '../config/schema.js';
 import type { CredentialFiles } from '../credentials/credential-files.js';
-import { destinationsLookup } from '../extproc/answer-rules.js';
 import { channelCredentials, tlsNames } from '../credentials/tls-policy.js';
 import { HealthStatus } from '../protocol/services.js';
-import type { ResolveName } from '../transport/guarded-lookup.js';
+import { destinationsLookup, type ResolveName } from '../transport/guarded-lookup.js';
 import { guardedChannelOptions, guardedTarget, WatchedLookup } from '../transport/guarded-resolver.js';
 import { createHealthClient, type HealthClient } from './health-client.js';
 import { ProbeLoop } from './probe-loop.js';

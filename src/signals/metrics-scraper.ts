@@ -10,7 +10,7 @@ import { dump, HttpOrigin } from './http-origin.js';
 import { BearerToken, type BearerTokenSpec } from '../credentials/bearer-token.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
 import type { EppAnswersConfig } from '../config/schema.js';
-import { destinationsLookup } from '../extproc/answer-rules.js';
+import { destinationsLookup } from '../transport/guarded-lookup.js';
 import type { LookupFunction } from 'node:net';
 import { Periodic } from './periodic.js';
 import { parsePromTextAsync } from './prom-text.js';

@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eppAnswersSchema, type EppAnswersConfig, type TlsConfig } from '../../src/config/schema.js';
-import { MemberAnswerRules } from '../../src/extproc/answer-rules.js';
+import { MemberAnswerRules } from '../../src/config/answer-rules.js';
 import { EppClientPool, targetKey, type EppCall } from '../../src/extproc/epp-client.js';
 import type { EppTarget } from '../../src/snapshot/types.js';
 import { scriptedDns, startDialPeer, type DialPeer } from '../helpers/dial-peer.js';

@@ -20,7 +20,7 @@ import { EppClientPool } from '../../src/extproc/epp-client.js';
 import { testExtProcTransport } from '../harness/extproc-transport.js';
 import type { RouterConfig } from '../../src/config/schema.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../../src/extproc/fail-open.js';
-import { MemberAnswerRules } from '../../src/extproc/answer-rules.js';
+import { MemberAnswerRules } from '../../src/config/answer-rules.js';
 import type { ExtProcSettings } from '../../src/extproc/deps.js';
 import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import type { DataPathObserver, PickCountReason, StreamInfo } from '../../src/extproc/observer.js';
