@@ -12,7 +12,7 @@ import { RouterMetrics } from '../admin/metrics.js';
 import { debugPlacement, json, startAdminServer, type AdminHandler, type AdminServer } from '../admin/server.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
 import { securityPosture } from '../credentials/posture.js';
-import { EppClientPool } from '../extproc/epp-client.js';
+import { EppClientPool } from '../transport/epp-client.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
 import { MemberAnswerRules } from '../config/answer-rules.js';
 import { createExtProcServer } from '../extproc/server.js';

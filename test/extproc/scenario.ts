@@ -16,7 +16,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { EppClientPool } from '../../src/extproc/epp-client.js';
+import { EppClientPool } from '../../src/transport/epp-client.js';
 import { testExtProcTransport } from '../harness/extproc-transport.js';
 import type { RouterConfig } from '../../src/config/schema.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../../src/extproc/fail-open.js';

@@ -1,38 +1,24 @@
 /**
- * Client side of the relay: one grpc-js channel per EPP target (address + TLS
- * settings), shared by all streams to that EPP, and raw (identity-serialized)
- * ext_proc calls on it so messages pass through byte for byte. A host name from
+ * The router's EPP connections (the relay's EppClient, extproc/epp-call.ts): one
+ * channel per EPP target (address + TLS settings), a grpc-js channel or a
+ * node:http2 connection (extProc.transport), shared by all streams to that EPP,
+ * and raw (identity-serialized) ext_proc calls on it so messages pass through
+ * byte for byte. A host name from
  * a member's objects is dialled only at addresses its destination rules allow.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import type { LookupFunction } from 'node:net';
-import { Client, Metadata, connectivityState, type ChannelOptions } from '@grpc/grpc-js';
+import { Client, Metadata, connectivityState, type ChannelOptions, type ClientDuplexStream } from '@grpc/grpc-js';
 import { CredentialFiles } from '../credentials/credential-files.js';
 import { channelCredentials } from '../credentials/tls-policy.js';
 import { EXT_PROC_PROCESS_PATH } from '../protocol/constants.js';
 import { fromMemberDns } from '../snapshot/address.js';
 import type { EppTarget } from '../snapshot/types.js';
-import { H2Channel } from '../transport/h2-channel.js';
-import { h2TlsOptions, identityHostFor, serverNameFor } from '../transport/tls-options.js';
-import { destinationJudge, guardedLookup, type ResolveName } from '../transport/guarded-lookup.js';
-import { guardedChannelOptions, guardedTarget, WatchedLookup } from '../transport/guarded-resolver.js';
 import { MemberAnswerRules } from '../config/answer-rules.js';
-import { ErrorCode, RouterError } from './errors.js';
-
-/**
- * A raw ext_proc call to an EPP: Envoy's bytes in, the EPP's bytes out (a grpc-js call, or the
- * node:http2 transport's with the same surface).
- */
-export interface EppCall {
-  write(msg: Buffer): boolean;
-  end(): void;
-  pause(): unknown;
-  resume(): unknown;
-  cancel(): void;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  on(event: 'data' | 'end' | 'error', listener: (...args: any[]) => void): unknown;
-  once(event: 'drain', listener: () => void): unknown;
-}
+import { destinationJudge, guardedLookup, type ResolveName } from './guarded-lookup.js';
+import { guardedChannelOptions, guardedTarget, WatchedLookup } from './guarded-resolver.js';
+import { H2Channel, type H2Call } from './h2-channel.js';
+import { h2TlsOptions, identityHostFor, serverNameFor } from './tls-options.js';
 
 export interface EppClientPoolOptions {
   /** Max gRPC message size sent to and received from EPPs. */
@@ -69,43 +55,6 @@ interface Entry {
 }
 
 const identity = (b: Buffer): Buffer => b;
-
-/** Request metadata that belongs to the Envoy->router hop, never forwarded to the EPP. */
-const HOP_METADATA = new Set([
-  'content-type',
-  'content-length',
-  'te',
-  'host',
-  'user-agent',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'http2-settings',
-  'accept-encoding',
-]);
-
-/** Request headers of an EPP call, in node:http2's form (`-bin` values base64, repeated values as arrays). */
-export type EppRequestHeaders = OutgoingHttpHeaders;
-
-/**
- * The headers to send to the EPP: Envoy's custom metadata (e.g. per-route
- * grpc_initial_metadata), without pseudo, gRPC-reserved and transport keys.
- * Takes Envoy's request headers as received (the http2 transport) or a grpc-js
- * call's metadata in HTTP/2 form, so no Metadata is built on the http2 path.
- */
-export function forwardedHeaders(incoming: IncomingHttpHeaders | OutgoingHttpHeaders): EppRequestHeaders {
-  const out: EppRequestHeaders = {};
-  for (const key in incoming) {
-    if (key.charCodeAt(0) === 58 /* ':' */ || key.startsWith('grpc-') || HOP_METADATA.has(key)) continue;
-    const value = incoming[key];
-    if (value === undefined) continue;
-    // node:http2 joins a key's repeated fields with ", "; a binary key's values go out one field each, as before.
-    out[key] = typeof value === 'string' && value.includes(',') && key.endsWith('-bin') ? value.split(',').map((v) => v.trim()) : value;
-  }
-  return out;
-}
 
 /** Channel identity: two targets with the same key share one channel. */
 export function targetKey(target: EppTarget): string {
@@ -161,7 +110,7 @@ export class EppClientPool {
    * a cold channel is given up to connectTimeoutMs to connect. A channel that
    * failed to connect resolves too: the call then fails at once with grpc-js's
    * reason (ECONNREFUSED, certificate errors, ...), which says more than we
-   * could. Rejects with an EppUnavailable RouterError on timeout or unusable
+   * could. Rejects with an Error naming the EPP on timeout or unusable
    * TLS settings.
    */
   ready(target: EppTarget): Promise<void> {
@@ -169,11 +118,11 @@ export class EppClientPool {
     try {
       entry = this.entryFor(target);
     } catch (err) {
-      return Promise.reject(RouterError.from(err, ErrorCode.EppUnavailable));
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
     if (entry.client instanceof H2Channel) {
       return entry.client.ready().catch((err: unknown) => {
-        throw new RouterError(ErrorCode.EppUnavailable, entry.closed ? `EPP channel to ${target.address} was closed` : (err as Error).message);
+        throw new Error(entry.closed ? `EPP channel to ${target.address} was closed` : (err as Error).message, { cause: err });
       });
     }
     const client = entry.client;
@@ -186,16 +135,11 @@ export class EppClientPool {
         channel.watchConnectivityState(current, deadline, (err) => {
           const now = channel.getConnectivityState(true);
           if (entry.closed) {
-            reject(new RouterError(ErrorCode.EppUnavailable, `EPP channel to ${target.address} was closed`));
+            reject(new Error(`EPP channel to ${target.address} was closed`));
           } else if (now === connectivityState.READY || now === connectivityState.TRANSIENT_FAILURE) {
             resolve();
           } else if (err) {
-            reject(
-              new RouterError(
-                ErrorCode.EppUnavailable,
-                `no connection to EPP ${target.address} within ${this.options.connectTimeoutMs} ms`,
-              ),
-            );
+            reject(new Error(`no connection to EPP ${target.address} within ${this.options.connectTimeoutMs} ms`));
           } else {
             wait(now);
           }
@@ -208,9 +152,9 @@ export class EppClientPool {
   /**
    * Starts a raw ext_proc call on the EPP's channel (after ready()). grpc-js
    * may report the call's failure on the next tick: attach an 'error'
-   * listener synchronously. Throws a RouterError on unusable TLS settings.
+   * listener synchronously. Throws an Error naming the problem on unusable TLS settings.
    */
-  call(target: EppTarget, headers: EppRequestHeaders): EppCall {
+  call(target: EppTarget, headers: OutgoingHttpHeaders): H2Call | ClientDuplexStream<Buffer, Buffer> {
     const entry = this.entryFor(target);
     if (entry.client instanceof H2Channel) return entry.client.call(EXT_PROC_PROCESS_PATH, headers);
     const metadata = Metadata.fromHttp2Headers(headers as IncomingHttpHeaders);
@@ -242,7 +186,7 @@ export class EppClientPool {
     const generation = this.files.generation;
     const cached = this.byTarget.get(target);
     if (cached && !cached.closed && cached.generation === generation && cached.watch?.moved !== true) return cached;
-    if (this.closed) throw new RouterError(ErrorCode.EppUnavailable, 'EPP client pool is closed');
+    if (this.closed) throw new Error('EPP client pool is closed');
     const key = targetKey(target);
     let entry = this.byKey.get(key);
     if (entry && ((entry.generation !== generation && !this.files.unchanged(entry.material)) || entry.watch?.moved === true)) {

@@ -8,7 +8,8 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eppAnswersSchema, type EppAnswersConfig, type TlsConfig } from '../../src/config/schema.js';
 import { MemberAnswerRules } from '../../src/config/answer-rules.js';
-import { EppClientPool, targetKey, type EppCall } from '../../src/extproc/epp-client.js';
+import type { EppCall } from '../../src/extproc/epp-call.js';
+import { EppClientPool, targetKey } from '../../src/transport/epp-client.js';
 import type { EppTarget } from '../../src/snapshot/types.js';
 import { scriptedDns, startDialPeer, type DialPeer } from '../helpers/dial-peer.js';
 import { eventually } from '../helpers/eventually.js';

@@ -1,9 +1,10 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { EppClientPool, forwardedHeaders, targetKey } from '../../src/extproc/epp-client.js';
+import { forwardedHeaders } from '../../src/extproc/epp-call.js';
+import { EppClientPool, targetKey } from '../../src/transport/epp-client.js';
 import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
 import { overrideTarget as target } from '../helpers/epp-target.js';
-import { blackHole } from './scenario.js';
+import { blackHole } from '../extproc/scenario.js';
 import { withinProcessMs } from '../helpers/work-time.js';
 
 describe('forwardedHeaders', () => {
@@ -79,7 +80,7 @@ describe('EppClientPool', () => {
     expect(pool.size()).toBe(1);
     pool.close();
     expect(pool.size()).toBe(0);
-    await expect(pool.ready(b)).rejects.toMatchObject({ code: ErrorCode.EppUnavailable });
+    await expect(pool.ready(b)).rejects.toThrow('EPP client pool is closed');
   });
 
   it('fails ready() and call() of a target whose TLS files cannot be read, naming the file', async () => {
