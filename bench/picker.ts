@@ -6,7 +6,7 @@
  *   node --import tsx bench/picker.ts [picks-per-cell]
  */
 import { pick, pickOrdered } from '../src/picker/pick.js';
-import type { PickPolicy } from '../src/picker/policy.js';
+import type { PickPolicy } from '../src/config/pick-policy.js';
 import type { PickResult } from '../src/picker/types.js';
 import { signalView, type CandidateSignals, type SignalView } from '../src/signals/types.js';
 import type { BackendGroup, Candidate, RouteRule } from '../src/snapshot/types.js';

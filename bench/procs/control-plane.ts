@@ -11,7 +11,7 @@
 import { createLogger } from '../../src/log.js';
 import { candidateOrder } from '../../src/picker/order.js';
 import { pick, pickWith } from '../../src/picker/pick.js';
-import { PICK_POLICIES } from '../../src/picker/policy.js';
+import { PICK_POLICIES } from '../../src/config/pick-policy.js';
 import { SnapshotStore, type SnapshotObserver } from '../../src/runtime/snapshot-store.js';
 import { DEFAULT_SATURATION } from '../../src/config/defaults.js';
 import { signalView, type CandidateSignals } from '../../src/signals/types.js';

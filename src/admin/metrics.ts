@@ -8,7 +8,6 @@
 import type { GuardReason } from '../protocol/answer-guard.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DataPathObserver, PickCountReason } from '../extproc/observer.js';
-import type { SnapshotObserver } from '../runtime/snapshot-store.js';
 import type { FailureReason } from '../signals/types.js';
 import type { SourceError } from '../sources/types.js';
 import type { Diagnostic, RoutingSnapshot } from '../snapshot/types.js';
@@ -29,7 +28,11 @@ export interface StreamRecord {
 /** EPP attempts: connect/answer times (ms) to whole inference streams (minutes). */
 const EPP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
-export class RouterMetrics implements SnapshotObserver, DataPathObserver {
+/**
+ * The router's Prometheus metrics: the data path's observer, and the snapshot store's
+ * (runtime/snapshot-store.ts's SnapshotObserver, checked where the store is given it).
+ */
+export class RouterMetrics implements DataPathObserver {
   readonly registry = new Registry();
 
   private readonly requests = new Counter({

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log.js';
-import { parseListenAddress } from '../cli/listen-address.js';
+import { parseListenAddress } from '../config/listen-address.js';
 import { isLoopbackListen } from '../config/addresses.js';
 
 export type AdminHandler = (url: URL, req: IncomingMessage) => AdminReply | Promise<AdminReply>;

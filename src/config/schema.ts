@@ -5,7 +5,7 @@
  * assembles them and is what the rest of the router imports.
  */
 import { z } from 'zod';
-import { PICK_POLICIES } from '../picker/policy.js';
+import { PICK_POLICIES } from './pick-policy.js';
 import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
 import { exportControllerSchema } from './export-schema.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';

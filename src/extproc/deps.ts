@@ -9,8 +9,9 @@ import type { DestinationHeaderMode } from '../protocol/responses.js';
 import type { OutcomeSink, SignalSource } from '../signals/types.js';
 import type { RoutingSnapshot } from '../snapshot/types.js';
 import type { AttemptSettings } from './epp-attempt.js';
-import type { EppClientPool } from './epp-client.js';
-import { AnswerGuardReport, MemberAnswerRules } from './answer-rules.js';
+import type { EppClient } from './epp-call.js';
+import { MemberAnswerRules } from '../config/answer-rules.js';
+import { AnswerGuardReport } from './answer-report.js';
 import { FailOpenEndpoints } from './fail-open.js';
 import { HeldBytes } from './held-bytes.js';
 import type { DataPathObserver } from './observer.js';
@@ -22,7 +23,7 @@ export interface StreamDeps {
   readonly snapshot: () => RoutingSnapshot | undefined;
   readonly settings: ExtProcSettings;
   readonly random: RandomSource;
-  readonly eppClients: EppClientPool;
+  readonly eppClients: EppClient;
   readonly observer: DataPathObserver;
   readonly logger: Logger;
   /** Live pool signals for the pick (absent: every candidate unknown, the plain weighted split). */
@@ -39,7 +40,7 @@ export interface StreamDeps {
 
 /** What every relay of a server shares. */
 export interface RelayContext extends AttemptSettings {
-  readonly pool: EppClientPool;
+  readonly pool: EppClient;
   readonly destinationHeader: DestinationHeaderMode;
   readonly outcomes: OutcomeSink;
   readonly failOpen: FailOpenEndpoints;

@@ -7,7 +7,7 @@
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { FailureReason } from '../signals/types.js';
 import type { Candidate } from '../snapshot/types.js';
-import type { EppCall, EppClientPool, EppRequestHeaders } from './epp-client.js';
+import type { EppCall, EppClient, EppRequestHeaders } from './epp-call.js';
 import { ErrorCode, RouterError } from './errors.js';
 import type { DataPathObserver } from './observer.js';
 
@@ -28,7 +28,7 @@ export interface AttemptOwner {
 }
 
 export interface AttemptSettings {
-  readonly pool: EppClientPool;
+  readonly pool: EppClient;
   readonly observer: DataPathObserver;
   /** The answer deadline and the read deadline (see EppAttempt.arm() and write()); 0 = none. */
   readonly attemptTimeoutMs: number;

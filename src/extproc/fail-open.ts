@@ -7,7 +7,7 @@
  *    (the last {@link CACHE_SIZE} distinct endpoints, each usable for `ttlMs`
  *    after it was last returned), filled from EPP headers responses of FailOpen
  *    pools only (so other pools pay nothing), and only with destinations that
- *    passed the member's answer rules (answer-rules.ts);
+ *    passed the member's answer rules (config/answer-rules.ts);
  * 3. endpoints listed statically for the pool (config `clusters[].failOpen.endpoints`).
  * None known: undefined (the caller answers 503).
  */

@@ -5,7 +5,7 @@
  * call; a processor sees it as an {@link EnvoySide}.
  */
 import type { EnvoyMessage } from '../protocol/envoy-message.js';
-import type { EppRequestHeaders } from './epp-client.js';
+import type { EppRequestHeaders } from './epp-call.js';
 import type { Candidate } from '../snapshot/types.js';
 import type { EnvoyWriter } from './envoy-writer.js';
 import type { RouterError } from './errors.js';

@@ -4,7 +4,7 @@
  */
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import { extProcRawService, healthService } from '../protocol/services.js';
-import { createH2ExtProcServer } from '../transport/extproc-server.js';
+import { createH2ExtProcServer } from './h2-extproc-server.js';
 import { serveExtProc, STREAM_RESET_BURST, STREAM_RESET_RATE, type ExtProcServer } from './server-lifecycle.js';
 import type { StreamDeps } from './stream.js';
 

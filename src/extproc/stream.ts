@@ -17,7 +17,7 @@ import { matchRequest } from '../snapshot/match.js';
 import type { Candidate } from '../snapshot/types.js';
 import { requestAttributes } from './attributes.js';
 import { relayContext, type StreamDeps } from './deps.js';
-import { forwardedHeaders, type EppRequestHeaders } from './epp-client.js';
+import { forwardedHeaders, type EppRequestHeaders } from './epp-call.js';
 import { EnvoyOrder } from './envoy-order.js';
 import { EnvoyWriter, type EnvoyCall } from './envoy-writer.js';
 import { EppRelay } from './epp-relay.js';

@@ -11,7 +11,7 @@ import { matchRequest } from '../snapshot/match.js';
 import type { Exclusion, RouteRule, RoutingSnapshot } from '../snapshot/types.js';
 import { candidateOrder } from './order.js';
 import { reasonOf } from './pick.js';
-import type { PickPolicy } from './policy.js';
+import type { PickPolicy } from '../config/pick-policy.js';
 import type { PickerSettings, PickReason } from './types.js';
 import { classOfTier, HEALTHY, headroom, isSaturated, meanPods, NONE, S, SATURATED, scan, tierCount, tierWeights } from './weights.js';
 

@@ -7,7 +7,7 @@
  */
 import type { SaturationThresholds, SignalView } from '../signals/types.js';
 import type { Candidate, RouteRule } from '../snapshot/types.js';
-import type { PickPolicy } from './policy.js';
+import type { PickPolicy } from '../config/pick-policy.js';
 import { classOfTier, NONE, S, scan, tierCount, tierWeights, UNAVAILABLE } from './weights.js';
 
 export function candidateOrder(

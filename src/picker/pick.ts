@@ -17,7 +17,7 @@ import { EMPTY_SIGNAL_VIEW, type SaturationThresholds, type SignalView } from '.
 import type { BackendGroup, Candidate, RouteRule } from '../snapshot/types.js';
 import { candidateOrder } from './order.js';
 import { DEFAULT_PICKER } from '../config/defaults.js';
-import type { PickPolicy } from './policy.js';
+import type { PickPolicy } from '../config/pick-policy.js';
 import type { Picked, PickerSettings, PickReason, PickResult, RandomSource } from './types.js';
 import { classOfTier, HEALTHY, nominalIndex, NONE, S, SATURATED, scan, tierWeights, UNAVAILABLE } from './weights.js';
 

@@ -5,9 +5,9 @@
  */
 import type { SaturationThresholds } from '../signals/types.js';
 import type { BackendGroup, Candidate } from '../snapshot/types.js';
-import type { PickPolicy } from './policy.js';
+import type { PickPolicy } from '../config/pick-policy.js';
 
-export type { PickPolicy } from './policy.js';
+export type { PickPolicy } from '../config/pick-policy.js';
 
 /** Returns a float in [0, 1); injectable so tests are deterministic. */
 export type RandomSource = () => number;

@@ -18,7 +18,7 @@
 import { DEFAULT_SATURATION } from '../config/defaults.js';
 import { type CandidateSignals, type SaturationThresholds, type SignalView } from '../signals/types.js';
 import type { RouteRule } from '../snapshot/types.js';
-import type { PickPolicy } from './policy.js';
+import type { PickPolicy } from '../config/pick-policy.js';
 
 export const HEALTHY = 0;
 export const SATURATED = 1;

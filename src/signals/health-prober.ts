@@ -5,15 +5,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { status as GrpcStatus, type ChannelCredentials, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
-import type { TlsConfig } from '../config/schema.js';
+import type { LookupFunction } from 'node:net';
+import type { EppAnswersConfig, TlsConfig } from '../config/schema.js';
 import type { CredentialFiles } from '../credentials/credential-files.js';
 import { untrustedCertificate } from '../credentials/epp-trust.js';
-import { channelCredentials, tlsNames } from '../extproc/epp-client.js';
+import { channelCredentials, tlsNames } from '../credentials/tls-policy.js';
 import { HealthStatus } from '../protocol/services.js';
+import { destinationsLookup, type ResolveName } from '../transport/guarded-lookup.js';
+import { guardedChannelOptions, guardedTarget, WatchedLookup } from '../transport/guarded-resolver.js';
 import { createHealthClient, type HealthClient } from './health-client.js';
-import { Periodic } from './periodic.js';
-import type { ProbeListener, ProbeOutcome, ProbeState } from './probe-types.js';
-import { ProbeTracker } from './threshold.js';
+import { ProbeLoop } from './probe-loop.js';
+import type { ProbeListener, ProbeOutcome } from './probe-types.js';
 import type { Clock } from './types.js';
 
 export interface HealthProbeSettings {
@@ -28,6 +30,13 @@ export interface HealthProbeSettings {
   readonly timeoutMs: number;
   readonly healthyThreshold: number;
   readonly unhealthyThreshold: number;
+  /** The member whose objects named the host (for messages). */
+  readonly cluster?: string;
+  /**
+   * Set when the host is a name from the member's objects: every address it resolves to,
+   * at each (re)connect, is held to these rules (the member's eppAnswers.destinations).
+   */
+  readonly destinations?: EppAnswersConfig['destinations'];
 }
 
 export interface HealthProberDeps {
@@ -36,6 +45,8 @@ export interface HealthProberDeps {
   readonly readFile?: (path: string) => Buffer;
   /** CA / certificate / key files, watched for rotation: a probe after a change uses the new material (as EPP streams do). */
   readonly files?: CredentialFiles;
+  /** How a host name held to `destinations` is resolved (default: the system's resolver). */
+  readonly resolve?: ResolveName;
 }
 
 /** gRPC codes meaning "nobody answered": the target was not reached. */
@@ -66,38 +77,27 @@ const UNSUPPORTED: ReadonlyMap<number, Omit<ProbeOutcome, 'at'>> = new Map([
 ]);
 const SERVICE_UNKNOWN: Omit<ProbeOutcome, 'at'> = { ok: false, reached: true, reason: 'service-unknown', unsupported: 'SERVICE_UNKNOWN' };
 
-export class HealthProber {
-  private readonly tracker: ProbeTracker;
-  private readonly periodic: Periodic;
+export class HealthProber extends ProbeLoop {
   private client: HealthClient | undefined;
   private credsError: string | undefined;
   /** files.generation when the client was last known current, and the contents it was built from. */
   private built: { generation: number; readonly material: ReadonlyMap<string, Buffer> } | undefined;
+  /** Resolves a host name from the member's objects under its rules (undefined: the host is not one). */
+  private readonly memberLookup: LookupFunction | undefined;
+  /** The current client's watch on that name. */
+  private watch: WatchedLookup | undefined;
 
   constructor(
     readonly settings: HealthProbeSettings,
     private readonly deps: HealthProberDeps,
   ) {
-    this.tracker = new ProbeTracker(settings);
-    this.periodic = new Periodic(settings.intervalMs, async () => {
-      const outcome = await this.probeOnce();
-      this.tracker.record(outcome);
-      this.deps.onResult?.(outcome, this.tracker.state());
-    });
+    super(settings, deps.onResult);
+    this.memberLookup = settings.destinations === undefined ? undefined : this.guardedLookup(settings.destinations);
   }
 
-  start(): void {
-    this.periodic.start();
-  }
-
-  stop(): void {
-    this.periodic.stop();
+  protected release(): void {
     this.client?.close();
     this.client = undefined;
-  }
-
-  state(): ProbeState {
-    return this.tracker.state();
   }
 
   /** One Check call; never rejects. */
@@ -119,6 +119,11 @@ export class HealthProber {
       try {
         client.Check({ service: this.settings.service }, { deadline: new Date(Date.now() + this.settings.timeoutMs) }, (err, res) => {
           if (err) {
+            const refused = err.code === GrpcStatus.UNAVAILABLE ? this.watch?.refusal : undefined;
+            if (refused) {
+              finish({ ok: false, reached: false, reason: 'destination-refused', detail: refused.message });
+              return;
+            }
             finish(UNSUPPORTED.get(err.code) ?? { ok: false, reached: !UNREACHED.has(err.code), reason: reasonOf(err), message: err.details });
             return;
           }
@@ -144,6 +149,11 @@ export class HealthProber {
         this.client = undefined;
       }
     }
+    if (this.client && this.watch?.moved) {
+      // The name moved to a refused address: a new channel, which dials nothing until it resolves somewhere allowed.
+      this.client.close();
+      this.client = undefined;
+    }
     if (this.client) return this.client;
     if (this.credsError !== undefined) return undefined;
     const { tls, address } = this.settings;
@@ -167,7 +177,15 @@ export class HealthProber {
     };
     if (names.sni !== undefined) options['grpc.ssl_target_name_override'] = names.sni;
     if (tls.enabled && tls.serverName) options['grpc.default_authority'] = tls.serverName;
-    this.client = createHealthClient(address, creds, options);
+    this.watch = this.memberLookup ? new WatchedLookup(this.memberLookup) : undefined;
+    this.client = this.watch
+      ? createHealthClient(guardedTarget(address), creds, { ...options, ...guardedChannelOptions(this.watch.lookup) })
+      : createHealthClient(address, creds, options);
     return this.client;
+  }
+
+  private guardedLookup(destinations: EppAnswersConfig['destinations']): LookupFunction {
+    const port = Number(/:(\d+)$/.exec(this.settings.address)?.[1] ?? 443);
+    return destinationsLookup(destinations, this.settings.cluster ?? 'the member', port, this.deps.resolve);
   }
 }

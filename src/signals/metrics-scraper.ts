@@ -10,8 +10,8 @@ import { dump, HttpOrigin } from './http-origin.js';
 import { BearerToken, type BearerTokenSpec } from '../credentials/bearer-token.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
 import type { EppAnswersConfig } from '../config/schema.js';
-import { answerRules, destinationJudge } from '../extproc/answer-rules.js';
-import { guardedLookup } from '../transport/guarded-lookup.js';
+import { destinationsLookup } from '../transport/guarded-lookup.js';
+import type { LookupFunction } from 'node:net';
 import { Periodic } from './periodic.js';
 import { parsePromTextAsync } from './prom-text.js';
 import type { Clock } from './types.js';
@@ -122,7 +122,7 @@ export class MetricsScraper {
   private current: ScrapeState = { pools: new Map(), consecutiveFailures: 0 };
   private readonly wanted: ReadonlySet<string>;
   /** Holds the addresses of a host name from the member's objects to its destination rules. */
-  private readonly lookup: ReturnType<typeof guardedLookup> | undefined;
+  private readonly lookup: LookupFunction | undefined;
   private stopped = false;
 
   constructor(
@@ -140,8 +140,7 @@ export class MetricsScraper {
     this.token = settings.bearerToken !== undefined && !this.withheld ? new BearerToken(settings.bearerToken) : undefined;
     if (settings.destinations !== undefined) {
       const port = Number(new URL(settings.origin).port || (plain ? 80 : 443));
-      const rules = answerRules({ destinations: settings.destinations, headers: [] });
-      this.lookup = guardedLookup(destinationJudge(rules, settings.cluster ?? 'the member', port));
+      this.lookup = destinationsLookup(settings.destinations, settings.cluster ?? 'the member', port);
     }
     const n = settings.names;
     this.wanted = new Set([...n.readyPods, ...n.queueSize, ...n.kvCache, ...n.runningRequests]);

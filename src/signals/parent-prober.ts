@@ -5,9 +5,8 @@
  */
 import { connect } from 'node:net';
 import { dump, HttpOrigin } from './http-origin.js';
-import { Periodic } from './periodic.js';
-import { joinHostPort, splitHostPort, type ProbeListener, type ProbeOutcome, type ProbeState } from './probe-types.js';
-import { ProbeTracker } from './threshold.js';
+import { ProbeLoop } from './probe-loop.js';
+import { joinHostPort, splitHostPort, type ProbeListener, type ProbeOutcome } from './probe-types.js';
 import type { Clock } from './types.js';
 
 export interface ParentProbeSettings {
@@ -22,35 +21,19 @@ export interface ParentProbeSettings {
   readonly unhealthyThreshold: number;
 }
 
-export class ParentProber {
-  private readonly tracker: ProbeTracker;
-  private readonly periodic: Periodic;
+export class ParentProber extends ProbeLoop {
   private origin: HttpOrigin | undefined;
 
   constructor(
     readonly settings: ParentProbeSettings,
     private readonly deps: { readonly clock: Clock; readonly onResult?: ProbeListener },
   ) {
-    this.tracker = new ProbeTracker(settings);
-    this.periodic = new Periodic(settings.intervalMs, async () => {
-      const outcome = await this.probeOnce();
-      this.tracker.record(outcome);
-      this.deps.onResult?.(outcome, this.tracker.state());
-    });
+    super(settings, deps.onResult);
   }
 
-  start(): void {
-    this.periodic.start();
-  }
-
-  stop(): void {
-    this.periodic.stop();
+  protected release(): void {
     this.origin?.close();
     this.origin = undefined;
-  }
-
-  state(): ProbeState {
-    return this.tracker.state();
   }
 
   /** One probe; never rejects. */

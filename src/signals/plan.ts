@@ -53,7 +53,7 @@ function clusterOf(config: SignalsConfig, name: string): ClusterConfig | undefin
   return config.clusters.find((c) => c.name === name);
 }
 
-export function planHealth(epp: EppTarget, health: EppHealthConfig = DEFAULT_HEALTH): Planned<HealthProbeSettings> {
+export function planHealth(epp: EppTarget, health: EppHealthConfig = DEFAULT_HEALTH, answers: EppAnswersConfig = DEFAULT_ANSWERS): Planned<HealthProbeSettings> {
   const settings: HealthProbeSettings = {
     address: joinHostPort(epp.host, health.port ?? epp.port),
     service: health.service,
@@ -63,6 +63,7 @@ export function planHealth(epp: EppTarget, health: EppHealthConfig = DEFAULT_HEA
     timeoutMs: health.timeoutMs,
     healthyThreshold: health.healthyThreshold,
     unhealthyThreshold: health.unhealthyThreshold,
+    ...(fromMemberDns(epp) ? { cluster: epp.cluster, destinations: answers.destinations } : {}),
   };
   return { key: `health|${JSON.stringify(settings)}`, settings, staleMs: 3 * health.intervalMs + health.timeoutMs, cluster: epp.cluster };
 }
@@ -117,7 +118,7 @@ export function planCandidate(candidate: Candidate, config: SignalsConfig): Cand
   const epp = candidate.epp;
   const eppCluster = epp ? clusterOf(config, epp.cluster) : undefined;
   const parent = candidate.via === 'parent' ? candidate.parent : undefined;
-  const health = epp ? planHealth(epp, eppCluster?.epp.health) : undefined;
+  const health = epp ? planHealth(epp, eppCluster?.epp.health, eppCluster?.eppAnswers) : undefined;
   const metrics = epp ? planMetrics(epp, candidate.pool, eppCluster?.epp.metrics, eppCluster?.kubernetes, eppCluster?.eppAnswers) : undefined;
   const parentPlan = parent ? planParent(parent.address, parent.cluster, clusterOf(config, parent.cluster)?.parentProbe) : undefined;
   return {

@@ -1,5 +1,7 @@
 /** Shared shapes of probe outcomes (health, parent) and their listener. */
-import type { HealthStatus } from './threshold.js';
+
+/** A probed target's health by the thresholds (threshold.ts). */
+export type HealthStatus = 'healthy' | 'unhealthy' | 'unknown';
 
 export interface ProbeOutcome {
   readonly ok: boolean;
@@ -7,13 +9,15 @@ export interface ProbeOutcome {
   readonly reached: boolean;
   /** Failure reason, a small fixed vocabulary (metric label). */
   readonly reason?: string;
+  /** What went wrong, in words, when the reason needs them (a refused destination names host, address and rule). */
+  readonly detail?: string;
   /**
    * The target answered but offers no health signal for the probed service
    * (gRPC UNIMPLEMENTED or NOT_FOUND, or the status SERVICE_UNKNOWN): the code,
    * as its gRPC name. Neither a success nor a failure.
    */
   readonly unsupported?: UnsupportedCode;
-  /** The failure as the transport reported it, for logs. */
+  /** The failure as the transport reported it, for logs (not shown as the last error). */
   readonly message?: string;
   readonly at: number;
 }

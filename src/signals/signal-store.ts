@@ -262,6 +262,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
   private newHealth(key: string, plan: Planned<HealthProber['settings']>): Target<HealthProber> {
     let toldUnsupported = false;
     let toldUntrusted = false;
+    let toldRefused = false;
     const prober: HealthProber = new HealthProber(plan.settings, {
       clock: this.clock,
       ...(this.options.readFile ? { readFile: this.options.readFile } : {}),
@@ -283,6 +284,10 @@ export class SignalStore implements SignalSource, OutcomeSink {
             `the EPP's TLS certificate is not trusted, so every request to its pools fails: ${eppTrustHint(plan.cluster)}`,
           );
         }
+        if (o.reason === 'destination-refused' && !toldRefused) {
+          toldRefused = true;
+          this.logger.warn({ target: plan.settings.address, cluster: plan.cluster, error: o.detail }, 'EPP health probe not sent: the host name resolved to an address the member\'s destination rules deny');
+        } else if (o.ok) toldRefused = false;
         if (!o.ok && o.unsupported === undefined) this.metrics.probeFailure(plan.cluster, 'epp-health', o.reason ?? 'error');
         // An "unsupported" answer still proves the EPP is up: it may re-admit an ejected pool once its ejection time is over.
         this.afterProbe(t, o.ok || o.unsupported !== undefined);

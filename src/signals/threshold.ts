@@ -4,9 +4,7 @@
  * turns unhealthy after `unhealthyThreshold` consecutive failures and healthy
  * again after `healthyThreshold` consecutive successes.
  */
-import type { ProbeOutcome, ProbeState, UnsupportedCode } from './probe-types.js';
-
-export type HealthStatus = 'healthy' | 'unhealthy' | 'unknown';
+import type { HealthStatus, ProbeOutcome, ProbeState, UnsupportedCode } from './probe-types.js';
 
 export interface Thresholds {
   readonly healthyThreshold: number;
@@ -58,7 +56,7 @@ export class ProbeTracker {
       this.unansweredStreak++;
     }
     this.lastProbeAt = outcome.at;
-    this.lastError = outcome.ok ? undefined : outcome.reason;
+    this.lastError = outcome.ok ? undefined : (outcome.detail ?? outcome.reason);
   }
 
   state(): ProbeState {

@@ -22,7 +22,7 @@ import {
   type InferencePool,
   type InferencePoolImport,
 } from '../model/types.js';
-import { parsePickPolicy, PICK_POLICIES, PICK_POLICY_ANNOTATION, type PickPolicy } from '../picker/policy.js';
+import { parsePickPolicy, PICK_POLICIES, PICK_POLICY_ANNOTATION, type PickPolicy } from '../config/pick-policy.js';
 import { ENDPOINT_PICKER_REF_MISSING, endpointPickerRefMissing, lookup, nsName, type BuildContext, type ClusterObjects } from './context.js';
 import {
   clusterScope,

@@ -3,7 +3,7 @@
  * remote pools in Parent mode, its parent Gateway.
  */
 import type { ClusterConfig } from '../config/schema.js';
-import { memberRules } from '../extproc/answer-rules.js';
+import { memberRules } from '../config/answer-rules.js';
 import { GROUP_CORE, GROUP_GATEWAY, type Gateway, type InferencePool, type ParentReference, type Service } from '../model/types.js';
 import { isIP, joinHostPort, parseHostPort, urlHostname } from './address.js';
 import {

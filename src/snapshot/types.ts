@@ -5,7 +5,7 @@
  */
 import type { RoutingMode, TlsConfig } from '../config/schema.js';
 import type { FailureMode, HTTPRouteMatch } from '../model/types.js';
-import type { PickPolicy } from '../picker/policy.js';
+import type { PickPolicy } from '../config/pick-policy.js';
 
 export interface NamespacedName {
   readonly namespace: string;

@@ -8,6 +8,9 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
+import { answerRules } from '../config/answer-rules.js';
+import type { EppAnswersConfig } from '../config/schema.js';
+import type { AnswerRules } from '../protocol/answer-guard.js';
 
 /** Why a resolved address may not be dialled (a sentence naming the rule), or undefined when it may. */
 export type AddressJudge = (address: string, family: number) => string | undefined;
@@ -26,9 +29,10 @@ export class DestinationRefusedError extends Error {
   }
 }
 
-type Resolve = (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
+/** How a host name is resolved (node:dns lookup's shape, answering every address); tests inject their own. */
+export type ResolveName = (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
 
-const systemResolve: Resolve = (hostname, options, callback) => {
+const systemResolve: ResolveName = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses) => (err ? callback(err, []) : callback(null, addresses)));
 };
 
@@ -37,7 +41,7 @@ const systemResolve: Resolve = (hostname, options, callback) => {
  * `judge` (a name that also resolves somewhere refused is not trusted with the
  * rest). Answers in the form asked for (`all` or one address).
  */
-export function guardedLookup(judge: AddressJudge, resolve: Resolve = systemResolve): LookupFunction {
+export function guardedLookup(judge: AddressJudge, resolve: ResolveName = systemResolve): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (err, resolved) => {
       if (err) {
@@ -61,4 +65,23 @@ export function guardedLookup(judge: AddressJudge, resolve: Resolve = systemReso
       else callback(null, list[0]!.address, list[0]!.family);
     });
   };
+}
+
+/**
+ * A judge for guardedLookup: the addresses a host name of cluster `cluster`'s objects
+ * resolves to, dialled at `port`, held to that member's destination rules.
+ */
+export function destinationJudge(rules: AnswerRules, cluster: string, port: number): AddressJudge {
+  return (address, family) => {
+    const finding = rules.destinationRefusal(family === 6 ? `[${address}]:${port}` : `${address}:${port}`);
+    return finding === undefined ? undefined : `${finding.detail} (clusters[${cluster}].eppAnswers.destinations)`;
+  };
+}
+
+/**
+ * A lookup for connections to a host name from cluster `cluster`'s objects at `port`: every
+ * address it resolves to is held to `destinations` (the member's `eppAnswers.destinations`).
+ */
+export function destinationsLookup(destinations: EppAnswersConfig['destinations'], cluster: string, port: number, resolve?: ResolveName): LookupFunction {
+  return guardedLookup(destinationJudge(answerRules({ destinations, headers: [] }), cluster, port), resolve);
 }

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RouterMetrics } from '../../src/admin/metrics.js';
 import { startAdminServer, type AdminServer } from '../../src/admin/server.js';
 import { CONFIG_ENV, parseCli } from '../../src/cli/args.js';
-import { parseListenAddress } from '../../src/cli/listen-address.js';
+import { parseListenAddress } from '../../src/config/listen-address.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { clusterSchema, kubernetesSourceSchema, routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log.js';

@@ -16,6 +16,7 @@ import { createLogger } from '../../src/log.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
 import { createEnvoyStandin, type EnvoyStandin } from '../harness/envoy-standin.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
+import { eventually } from '../helpers/eventually.js';
 import { ensureBuilt, runCli } from './cli-process.js';
 import { completionBody, gatewayYaml, poolYaml, routeYaml, startEpps, stopAll, writeClusterSet, type ClusterSetDir } from './clusterset.js';
 
@@ -52,7 +53,7 @@ function poolWithService(name: string, port: number, spec: Record<string, unknow
 }
 
 /** cluster-a: pool `good` (override to a real EPP), pool `bad` (Service at the metadata address), pool `named` (LB hostname localhost). */
-function clusterSet(eppAnswers?: Record<string, unknown>, namedHost = 'localhost'): ClusterSetDir {
+function clusterSet(eppAnswers?: Record<string, unknown>, namedHost = 'localhost', transport: 'http2' | 'grpc-js' = 'http2'): ClusterSetDir {
   const set = writeClusterSet([
     {
       name: 'cluster-a',
@@ -70,9 +71,8 @@ function clusterSet(eppAnswers?: Record<string, unknown>, namedHost = 'localhost
       epps: { 'good-epp': epps.good!.address },
     },
   ]);
-  // The hostname check is made by the http2 transport (the default); grpc-js resolves names itself.
   const raw = parse(readFileSync(set.configFile, 'utf8')) as { extProc: Record<string, unknown>; clusters: Record<string, unknown>[] };
-  raw.extProc.transport = 'http2';
+  raw.extProc.transport = transport;
   if (eppAnswers) raw.clusters[0]!['eppAnswers'] = eppAnswers;
   writeFileSync(set.configFile, stringify(raw));
   return set;
@@ -107,22 +107,30 @@ describe("EPP addresses from a member's Service", () => {
     expect((await send('bad.example')).status).toBe(500);
   });
 
-  it('a load-balancer hostname resolving to loopback is refused on connect (the EPP there sees nothing); allowed when the member allows loopback', async () => {
-    await start(clusterSet());
-    const before = epps.named!.counters.streamsOpened;
-    const refused = await send('named.example');
-    expect(refused.status).toBe(503);
-    expect(epps.named!.counters.streamsOpened).toBe(before);
-    await router!.shutdown();
-    envoy!.close();
+  it.each(['http2', 'grpc-js'] as const)(
+    'a load-balancer hostname resolving to loopback is refused on connect, also by health probes (the EPP there sees nothing); allowed when the member allows loopback (extProc.transport %s)',
+    async (transport) => {
+      await start(clusterSet(undefined, 'localhost', transport));
+      const before = epps.named!.counters.streamsOpened;
+      const checksBefore = epps.named!.counters.healthChecks;
+      const refused = await send('named.example');
+      expect(refused.status).toBe(503);
+      // The health prober has run (its first probe starts at once) and failed without a connection.
+      await eventually(async () => expect(await (await request(`http://${router!.adminAddress}/metrics`)).body.text()).toMatch(/mcip_signal_probe_failures_total\{[^}]*reason="destination-refused"[^}]*\} [1-9]/), 5000);
+      expect(epps.named!.counters.streamsOpened).toBe(before);
+      expect(epps.named!.counters.healthChecks).toBe(checksBefore);
+      await router!.shutdown();
+      envoy!.close();
 
-    // A lab member: only link-local denied, so loopback passes (its EPP's answers are held to the same rules).
-    await start(clusterSet({ destinations: { deny: ['169.254.0.0/16'] } }));
-    const allowed = await send('named.example');
-    expect(allowed.outcome, allowed.reason).toBe('forwarded');
-    expect(allowed.destination).toBe(NAMED);
-    expect(epps.named!.counters.streamsOpened).toBe(before + 1);
-  });
+      // A lab member: only link-local denied, so loopback passes (its EPP's answers are held to the same rules).
+      await start(clusterSet({ destinations: { deny: ['169.254.0.0/16'] } }, 'localhost', transport));
+      const allowed = await send('named.example');
+      expect(allowed.outcome, allowed.reason).toBe('forwarded');
+      expect(allowed.destination).toBe(NAMED);
+      expect(epps.named!.counters.streamsOpened).toBe(before + 1);
+      await eventually(() => expect(epps.named!.counters.healthChecks).toBeGreaterThan(checksBefore), 5000);
+    },
+  );
 
   it('a load-balancer hostname that spells a loopback IP (trailing dot, one number) is refused: Node would dial it without resolving it', async () => {
     for (const host of ['127.0.0.1.', '2130706433']) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemberAnswerRules } from '../../src/extproc/answer-rules.js';
+import { MemberAnswerRules } from '../../src/config/answer-rules.js';
 import { EchoLedger, EnvoyLedger } from '../../src/extproc/envoy-ledger.js';
 import { HeldBytes } from '../../src/extproc/held-bytes.js';
 import { decodeResponse, encodeResponse, type ProtocolConfiguration } from '../../src/protocol/codec.js';

@@ -3,7 +3,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EnvoyWriter } from '../../src/extproc/envoy-writer.js';
 import { ErrorCode, RouterError } from '../../src/extproc/errors.js';
 import { HeldBytes } from '../../src/extproc/held-bytes.js';
-import { MemberAnswerRules } from '../../src/extproc/answer-rules.js';
+import { MemberAnswerRules } from '../../src/config/answer-rules.js';
 import { readEppAnswer, type RelayableAnswer } from '../../src/protocol/epp-answer.js';
 import { decodeResponse } from '../../src/protocol/codec.js';
 import { destinationHeadersResponse, streamedBody } from '../../src/protocol/responses.js';

@@ -2,7 +2,7 @@
 // processor does to Envoy's stream, an EPP call and an EPP client pool.
 import { EventEmitter } from 'node:events';
 import { Metadata, status as GrpcStatus } from '@grpc/grpc-js';
-import { forwardedHeaders, type EppCall, type EppClientPool, type EppRequestHeaders } from '../../src/extproc/epp-client.js';
+import { forwardedHeaders, type EppCall, type EppClient, type EppRequestHeaders } from '../../src/extproc/epp-call.js';
 import type { RouterError } from '../../src/extproc/errors.js';
 import type { StreamOutcome } from '../../src/extproc/observer.js';
 import { EnvoyWriter, type EnvoyCall } from '../../src/extproc/envoy-writer.js';
@@ -169,8 +169,8 @@ export class FakePool {
     this.resolvers.shift()!.reject(err);
     await flush();
   }
-  asPool(): EppClientPool {
-    return this as unknown as EppClientPool;
+  asPool(): EppClient {
+    return this as unknown as EppClient;
   }
 }
 

@@ -2,7 +2,8 @@
 // relay wired to the scripted fakes (FakeEnvoy, FakePool/FakeEppCall).
 import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import pino from 'pino';
-import { AnswerGuardReport, MemberAnswerRules } from '../../src/extproc/answer-rules.js';
+import { MemberAnswerRules } from '../../src/config/answer-rules.js';
+import { AnswerGuardReport } from '../../src/extproc/answer-report.js';
 import { HeldBytes } from '../../src/extproc/held-bytes.js';
 import { EppRelay, type EppCandidate, type RelayContext } from '../../src/extproc/epp-relay.js';
 import { FailOpenEndpoints } from '../../src/extproc/fail-open.js';

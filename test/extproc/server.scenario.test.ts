@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EppClientPool } from '../../src/extproc/epp-client.js';
+import { EppClientPool } from '../../src/transport/epp-client.js';
 import { noopObserver } from '../../src/extproc/observer.js';
 import { createExtProcServer, type ExtProcServer } from '../../src/extproc/server.js';
 import { HealthClient } from '../harness/protos.js';

@@ -95,6 +95,8 @@ export interface EppCounters {
   messages: Record<RequestCase, number>;
   picks: Record<string, number>;
   immediateResponses: number;
+  /** grpc.health.v1.Health/Check calls received (on any port), answered or not. */
+  healthChecks: number;
 }
 
 export interface SimulatedEpp {
@@ -147,6 +149,7 @@ function zeroCounters(): EppCounters {
     streamsFailed: 0,
     messages: { request_headers: 0, request_body: 0, request_trailers: 0, response_headers: 0, response_body: 0, response_trailers: 0 },
     picks: {},
+    healthChecks: 0,
     immediateResponses: 0,
   };
 }
@@ -213,6 +216,7 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
   const statusOf = (service: string) => SERVING_STATUS[health.get(service) ?? 'SERVICE_UNKNOWN'];
   const healthImpl: grpc.UntypedServiceImplementation = {
     Check(call: grpc.ServerUnaryCall<{ service?: string }, unknown>, cb: grpc.sendUnaryData<unknown>) {
+      counters.healthChecks++;
       const s = call.request.service ?? '';
       if (!health.has(s)) return cb({ code: grpc.status.NOT_FOUND, details: `unknown service ${s}` });
       cb(null, { status: statusOf(s) });

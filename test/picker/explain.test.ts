@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { explainPick, explainPickQuery, type PickExplanation } from '../../src/picker/explain.js';
 import { pickOrdered } from '../../src/picker/pick.js';
-import type { PickPolicy } from '../../src/picker/policy.js';
+import type { PickPolicy } from '../../src/config/pick-policy.js';
 import { EMPTY_SIGNAL_VIEW, type SignalView } from '../../src/signals/types.js';
 import type { RouteRule } from '../../src/snapshot/types.js';
 import { seededRandom } from '../helpers/random.js';

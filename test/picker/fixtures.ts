@@ -4,7 +4,7 @@
  */
 import { expect } from 'vitest';
 import { pickOrdered } from '../../src/picker/pick.js';
-import type { PickPolicy } from '../../src/picker/policy.js';
+import type { PickPolicy } from '../../src/config/pick-policy.js';
 import type { PickResult, RandomSource } from '../../src/picker/types.js';
 import { signalView, type CandidateSignals, type SaturationThresholds, type SignalView } from '../../src/signals/types.js';
 import type { BackendGroup, Candidate, RouteRule } from '../../src/snapshot/types.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { routerConfigSchema } from '../../src/config/schema.js';
 import { pickOrdered } from '../../src/picker/pick.js';
-import { parsePickPolicy, PICK_POLICY_ANNOTATION } from '../../src/picker/policy.js';
+import { parsePickPolicy, PICK_POLICY_ANNOTATION } from '../../src/config/pick-policy.js';
 import type { PickResult } from '../../src/picker/types.js';
 import { EMPTY_SIGNAL_VIEW } from '../../src/signals/types.js';
 import type { HTTPRoute } from '../../src/model/types.js';

@@ -8,7 +8,7 @@
  * stack overflow, and never take long.
  */
 import { describe, expect, it } from 'vitest';
-import { memberRules } from '../../src/extproc/answer-rules.js';
+import { memberRules } from '../../src/config/answer-rules.js';
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from '../../src/protocol/codec.js';
 import { readEnvoyMessage } from '../../src/protocol/envoy-message.js';
 import { readEppAnswer } from '../../src/protocol/epp-answer.js';

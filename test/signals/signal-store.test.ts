@@ -213,6 +213,26 @@ describe('SignalStore', () => {
     expect(s.view().get('dark/ns/bad0').ready).toBe('unknown');
   });
 
+  it("a health probe of a member's host name resolving to a denied address: never sent, counted each time, warned once", async () => {
+    const { lines, logger } = memoryLogger();
+    const registry = new Registry();
+    const e = await epp();
+    const config = signalsConfig({ remote: { epp: { metrics: { enabled: false } } } });
+    const s = store({ config, logger, registry });
+    // localhost resolves to loopback, which the default destination rules deny; the EPP listens there.
+    const named = { ...eppTarget('remote', `localhost:${e.port}`), source: 'loadBalancer' as const };
+    s.update(snapshotOf(viaEpp('remote', 'p', named)));
+    await expect
+      .poll(async () => Number(/reason="destination-refused"\} (\d+)/.exec(await registry.getSingleMetricAsString('mcip_signal_probe_failures_total'))?.[1] ?? 0), { timeout: 3000 })
+      .toBeGreaterThanOrEqual(3);
+    // Metrics are off here, so the pool's missing load signal is warned too: that is another warning.
+    const warnings = lines.filter((l) => l.level === 'warn' && !String(l.msg).includes('load signal'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toContain("EPP health probe not sent");
+    expect(String(warnings[0]!.obj['error'])).toMatch(new RegExp(`^localhost resolved to (127\\.0\\.0\\.1|::1), which is refused: .* is inside destinations.deny \\(clusters\\[remote\\].eppAnswers.destinations\\)$`));
+    expect(e.counters.healthChecks).toBe(0);
+  });
+
   it('outlier ejection via the data path, re-admission on a successful probe after the backoff; one log line per change', async () => {
     const { lines, logger } = memoryLogger();
     const registry = new Registry();

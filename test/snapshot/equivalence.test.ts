@@ -12,7 +12,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RouterConfig } from '../../src/config/schema.js';
 import type { KubeObject } from '../../src/model/types.js';
-import { PICK_POLICY_ANNOTATION } from '../../src/picker/policy.js';
+import { PICK_POLICY_ANNOTATION } from '../../src/config/pick-policy.js';
 import type { ClusterState } from '../../src/sources/types.js';
 import { buildSnapshot, type BuildResult } from '../../src/snapshot/build.js';
 import { formatRoutingTable, snapshotToJson } from '../../src/snapshot/describe.js';

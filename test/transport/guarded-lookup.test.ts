@@ -1,8 +1,8 @@
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { answerRules, destinationJudge } from '../../src/extproc/answer-rules.js';
+import { answerRules } from '../../src/config/answer-rules.js';
 import { eppAnswersSchema } from '../../src/config/schema.js';
-import { DestinationRefusedError, guardedLookup } from '../../src/transport/guarded-lookup.js';
+import { destinationJudge, DestinationRefusedError, guardedLookup } from '../../src/transport/guarded-lookup.js';
 
 /** A resolver that answers every name with `addresses`. */
 const resolver = (addresses: LookupAddress[]) => (_h: string, _o: object, cb: (e: NodeJS.ErrnoException | null, a: LookupAddress[]) => void) => cb(null, addresses);

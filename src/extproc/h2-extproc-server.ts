@@ -1,11 +1,11 @@
 /**
  * The ext_proc server on node:http2 and our own gRPC framing
  * (`extProc.transport: http2`); streams, health and drain are the shared
- * lifecycle of src/extproc/server-lifecycle.ts.
+ * lifecycle of server-lifecycle.ts.
  */
-import { serveExtProc, STREAM_RESET_BURST, STREAM_RESET_RATE, type ExtProcServer } from '../extproc/server-lifecycle.js';
-import type { StreamDeps } from '../extproc/stream.js';
-import { createH2GrpcServer } from './h2-server.js';
+import { createH2GrpcServer } from '../transport/h2-server.js';
+import { serveExtProc, STREAM_RESET_BURST, STREAM_RESET_RATE, type ExtProcServer } from './server-lifecycle.js';
+import type { StreamDeps } from './stream.js';
 
 export function createH2ExtProcServer(deps: StreamDeps): ExtProcServer {
   return serveExtProc(deps, (admit, health) =>

@@ -1,44 +1,24 @@
 /**
- * Client side of the relay: one grpc-js channel per EPP target (address + TLS
- * settings), shared by all streams to that EPP, and raw (identity-serialized)
- * ext_proc calls on it so messages pass through byte for byte.
+ * The router's EPP connections (the relay's EppClient, extproc/epp-call.ts): one
+ * channel per EPP target (address + TLS settings), a grpc-js channel or a
+ * node:http2 connection (extProc.transport), shared by all streams to that EPP,
+ * and raw (identity-serialized) ext_proc calls on it so messages pass through
+ * byte for byte. A host name from
+ * a member's objects is dialled only at addresses its destination rules allow.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { isIP } from 'node:net';
-import { checkServerIdentity } from 'node:tls';
-import {
-  Client,
-  Metadata,
-  connectivityState,
-  credentials,
-  type ChannelCredentials,
-  type ChannelOptions,
-} from '@grpc/grpc-js';
-import type { TlsConfig } from '../config/schema.js';
+import type { LookupFunction } from 'node:net';
+import { Client, Metadata, connectivityState, type ChannelOptions, type ClientDuplexStream } from '@grpc/grpc-js';
 import { CredentialFiles } from '../credentials/credential-files.js';
+import { channelCredentials } from '../credentials/tls-policy.js';
 import { EXT_PROC_PROCESS_PATH } from '../protocol/constants.js';
 import { fromMemberDns } from '../snapshot/address.js';
 import type { EppTarget } from '../snapshot/types.js';
-import { H2Channel } from '../transport/h2-channel.js';
-import { h2TlsOptions } from '../transport/tls-options.js';
-import { guardedLookup } from '../transport/guarded-lookup.js';
-import { destinationJudge, MemberAnswerRules } from './answer-rules.js';
-import { ErrorCode, RouterError } from './errors.js';
-
-/**
- * A raw ext_proc call to an EPP: Envoy's bytes in, the EPP's bytes out (a grpc-js call, or the
- * node:http2 transport's with the same surface).
- */
-export interface EppCall {
-  write(msg: Buffer): boolean;
-  end(): void;
-  pause(): unknown;
-  resume(): unknown;
-  cancel(): void;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  on(event: 'data' | 'end' | 'error', listener: (...args: any[]) => void): unknown;
-  once(event: 'drain', listener: () => void): unknown;
-}
+import { MemberAnswerRules } from '../config/answer-rules.js';
+import { destinationJudge, guardedLookup, type ResolveName } from './guarded-lookup.js';
+import { guardedChannelOptions, guardedTarget, WatchedLookup } from './guarded-resolver.js';
+import { H2Channel, type H2Call } from './h2-channel.js';
+import { h2TlsOptions, identityHostFor, serverNameFor } from './tls-options.js';
 
 export interface EppClientPoolOptions {
   /** Max gRPC message size sent to and received from EPPs. */
@@ -52,11 +32,13 @@ export interface EppClientPoolOptions {
   /** What carries the calls: grpc-js channels (default) or node:http2 connections (src/transport/). */
   readonly transport?: 'grpc-js' | 'http2';
   /**
-   * Each member's destination rules (default: the schema's). On the http2 transport, the
-   * addresses a host name from a member's objects resolves to are held to them when the
-   * router connects; grpc-js resolves names itself, so its channels are not.
+   * Each member's destination rules (default: the schema's). The addresses a host name from
+   * a member's objects resolves to are held to them each time the router connects, on either
+   * transport (grpc-js channels resolve such a name with guarded-resolver.ts).
    */
   readonly destinations?: Pick<MemberAnswerRules, 'of'>;
+  /** How such a host name is resolved (default: the system's resolver). */
+  readonly resolve?: ResolveName;
 }
 
 interface Entry {
@@ -68,46 +50,11 @@ interface Entry {
   generation: number;
   /** The file contents its credentials were built from (CredentialFiles replaces a Buffer when the file changes). */
   readonly material: ReadonlyMap<string, Buffer>;
+  /** A grpc-js channel to a host name from a member's objects: its lookup (a name that moved to a refused address retires the channel). */
+  readonly watch?: WatchedLookup;
 }
 
 const identity = (b: Buffer): Buffer => b;
-
-/** Request metadata that belongs to the Envoy->router hop, never forwarded to the EPP. */
-const HOP_METADATA = new Set([
-  'content-type',
-  'content-length',
-  'te',
-  'host',
-  'user-agent',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'http2-settings',
-  'accept-encoding',
-]);
-
-/** Request headers of an EPP call, in node:http2's form (`-bin` values base64, repeated values as arrays). */
-export type EppRequestHeaders = OutgoingHttpHeaders;
-
-/**
- * The headers to send to the EPP: Envoy's custom metadata (e.g. per-route
- * grpc_initial_metadata), without pseudo, gRPC-reserved and transport keys.
- * Takes Envoy's request headers as received (the http2 transport) or a grpc-js
- * call's metadata in HTTP/2 form, so no Metadata is built on the http2 path.
- */
-export function forwardedHeaders(incoming: IncomingHttpHeaders | OutgoingHttpHeaders): EppRequestHeaders {
-  const out: EppRequestHeaders = {};
-  for (const key in incoming) {
-    if (key.charCodeAt(0) === 58 /* ':' */ || key.startsWith('grpc-') || HOP_METADATA.has(key)) continue;
-    const value = incoming[key];
-    if (value === undefined) continue;
-    // node:http2 joins a key's repeated fields with ", "; a binary key's values go out one field each, as before.
-    out[key] = typeof value === 'string' && value.includes(',') && key.endsWith('-bin') ? value.split(',').map((v) => v.trim()) : value;
-  }
-  return out;
-}
 
 /** Channel identity: two targets with the same key share one channel. */
 export function targetKey(target: EppTarget): string {
@@ -123,84 +70,6 @@ export function targetKey(target: EppTarget): string {
     t.keyFile ?? '',
     t.serverName ?? '',
   ].join('|');
-}
-
-/**
- * Builds the channel credentials for an EPP's TLS settings: the server certificate is
- * verified (CA file or system roots) unless insecureSkipVerify is set without a CA file.
- * Throws a RouterError on unusable settings. `verifyHost`: the name or IP the certificate
- * is verified against when it is not the name sent as SNI (see identityHostFor).
- */
-export function channelCredentials(tls: TlsConfig, readFile: (path: string) => Buffer, verifyHost?: string): ChannelCredentials {
-  if (!tls.enabled) return credentials.createInsecure();
-  const { ca, key, cert, verify } = tlsMaterial(tls, readFile);
-  if (!verify) {
-    // The member chose to accept any certificate (logged at start): encrypted, not authenticated.
-    return credentials.createSsl(null, key, cert, {
-      rejectUnauthorized: false,
-      checkServerIdentity: () => undefined,
-    });
-  }
-  // Verify against the CA file, or the system roots when no CA file is given.
-  if (verifyHost === undefined) return credentials.createSsl(ca, key, cert);
-  return credentials.createSsl(ca, key, cert, { checkServerIdentity: (_sni, c) => checkServerIdentity(verifyHost, c) });
-}
-
-/** The files of an EPP's TLS settings, and whether the server certificate is verified. Throws a RouterError on unusable settings. */
-export function tlsMaterial(
-  tls: TlsConfig,
-  readFile: (path: string) => Buffer,
-): { ca: Buffer | null; key: Buffer | null; cert: Buffer | null; verify: boolean } {
-  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
-    throw new RouterError(ErrorCode.EppUnavailable, 'EPP TLS: certFile and keyFile must be set together');
-  }
-  const read = (what: string, path: string | undefined): Buffer | null => {
-    if (path === undefined) return null;
-    try {
-      return readFile(path);
-    } catch (err) {
-      throw new RouterError(ErrorCode.EppUnavailable, `EPP TLS: cannot read ${what} ${path}: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-  };
-  const ca = read('caFile', tls.caFile);
-  return { ca, key: read('keyFile', tls.keyFile), cert: read('certFile', tls.certFile), verify: ca !== null || !tls.insecureSkipVerify };
-}
-
-/** The TLS names of a channel: the SNI to send instead of the host, and the identity to verify when it is not the SNI. */
-export interface TlsNames {
-  readonly sni?: string;
-  readonly verifyHost?: string;
-}
-
-/**
- * The TLS names for a channel to `host` (a name, an IP, or "[v6]"): a configured serverName
- * is sent and verified. An IP is not a valid SNI (RFC 6066; Node 24 warns, Node 26 refuses
- * to connect), so to an IP `ipSni` is sent instead, and a verified certificate must still
- * match the IP (its IP SAN), as when the IP was the server name. A DNS host is left as is.
- */
-export function tlsNames(host: string, tls: TlsConfig, ipSni: string): TlsNames {
-  if (!tls.enabled) return {};
-  if (tls.serverName) return { sni: tls.serverName };
-  const bare = host.replace(/^\[|\]$/g, '');
-  if (isIP(bare) === 0) return {};
-  const verifying = tls.caFile !== undefined || !tls.insecureSkipVerify;
-  return verifying ? { sni: ipSni, verifyHost: bare } : { sni: ipSni };
-}
-
-/** The SNI sent to an EPP when it is not the address's host (an IP: the Service's DNS name). */
-export function serverNameFor(target: EppTarget): string | undefined {
-  return eppTlsNames(target).sni;
-}
-
-/** What a verified certificate must match when it is not the SNI (an IP host). */
-export function identityHostFor(target: EppTarget): string | undefined {
-  return eppTlsNames(target).verifyHost;
-}
-
-function eppTlsNames(target: EppTarget): TlsNames {
-  return tlsNames(target.host, target.tls, `${target.service.name}.${target.service.namespace}.svc`);
 }
 
 export class EppClientPool {
@@ -241,7 +110,7 @@ export class EppClientPool {
    * a cold channel is given up to connectTimeoutMs to connect. A channel that
    * failed to connect resolves too: the call then fails at once with grpc-js's
    * reason (ECONNREFUSED, certificate errors, ...), which says more than we
-   * could. Rejects with an EppUnavailable RouterError on timeout or unusable
+   * could. Rejects with an Error naming the EPP on timeout or unusable
    * TLS settings.
    */
   ready(target: EppTarget): Promise<void> {
@@ -249,11 +118,11 @@ export class EppClientPool {
     try {
       entry = this.entryFor(target);
     } catch (err) {
-      return Promise.reject(RouterError.from(err, ErrorCode.EppUnavailable));
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
     if (entry.client instanceof H2Channel) {
       return entry.client.ready().catch((err: unknown) => {
-        throw new RouterError(ErrorCode.EppUnavailable, entry.closed ? `EPP channel to ${target.address} was closed` : (err as Error).message);
+        throw new Error(entry.closed ? `EPP channel to ${target.address} was closed` : (err as Error).message, { cause: err });
       });
     }
     const client = entry.client;
@@ -266,16 +135,11 @@ export class EppClientPool {
         channel.watchConnectivityState(current, deadline, (err) => {
           const now = channel.getConnectivityState(true);
           if (entry.closed) {
-            reject(new RouterError(ErrorCode.EppUnavailable, `EPP channel to ${target.address} was closed`));
+            reject(new Error(`EPP channel to ${target.address} was closed`));
           } else if (now === connectivityState.READY || now === connectivityState.TRANSIENT_FAILURE) {
             resolve();
           } else if (err) {
-            reject(
-              new RouterError(
-                ErrorCode.EppUnavailable,
-                `no connection to EPP ${target.address} within ${this.options.connectTimeoutMs} ms`,
-              ),
-            );
+            reject(new Error(`no connection to EPP ${target.address} within ${this.options.connectTimeoutMs} ms`));
           } else {
             wait(now);
           }
@@ -288,9 +152,9 @@ export class EppClientPool {
   /**
    * Starts a raw ext_proc call on the EPP's channel (after ready()). grpc-js
    * may report the call's failure on the next tick: attach an 'error'
-   * listener synchronously. Throws a RouterError on unusable TLS settings.
+   * listener synchronously. Throws an Error naming the problem on unusable TLS settings.
    */
-  call(target: EppTarget, headers: EppRequestHeaders): EppCall {
+  call(target: EppTarget, headers: OutgoingHttpHeaders): H2Call | ClientDuplexStream<Buffer, Buffer> {
     const entry = this.entryFor(target);
     if (entry.client instanceof H2Channel) return entry.client.call(EXT_PROC_PROCESS_PATH, headers);
     const metadata = Metadata.fromHttp2Headers(headers as IncomingHttpHeaders);
@@ -321,11 +185,11 @@ export class EppClientPool {
   private entryFor(target: EppTarget): Entry {
     const generation = this.files.generation;
     const cached = this.byTarget.get(target);
-    if (cached && !cached.closed && cached.generation === generation) return cached;
-    if (this.closed) throw new RouterError(ErrorCode.EppUnavailable, 'EPP client pool is closed');
+    if (cached && !cached.closed && cached.generation === generation && cached.watch?.moved !== true) return cached;
+    if (this.closed) throw new Error('EPP client pool is closed');
     const key = targetKey(target);
     let entry = this.byKey.get(key);
-    if (entry && entry.generation !== generation && !this.files.unchanged(entry.material)) {
+    if (entry && ((entry.generation !== generation && !this.files.unchanged(entry.material)) || entry.watch?.moved === true)) {
       this.evict(key, entry);
       entry = undefined;
     }
@@ -344,7 +208,11 @@ export class EppClientPool {
       const sni = serverNameFor(target);
       if (sni !== undefined) options['grpc.ssl_target_name_override'] = sni;
       if (target.tls.enabled && target.tls.serverName) options['grpc.default_authority'] = target.tls.serverName;
-      entry = { key, client: new Client(target.address, creds, options), closed: false, generation, material };
+      const watch = fromMemberDns(target) ? new WatchedLookup(this.memberLookup(target)) : undefined;
+      const client = watch
+        ? new Client(guardedTarget(target.address), creds, { ...options, ...guardedChannelOptions(watch.lookup) })
+        : new Client(target.address, creds, options);
+      entry = { key, client, closed: false, generation, material, ...(watch ? { watch } : {}) };
       this.byKey.set(key, entry);
     }
     entry.generation = generation;
@@ -361,8 +229,13 @@ export class EppClientPool {
       keepaliveTimeoutMs: 20_000,
       ...(tls ? { tls } : {}),
       ...(target.tls.enabled && target.tls.serverName ? { authority: target.tls.serverName } : {}),
-      ...(fromMemberDns(target) ? { lookup: guardedLookup(destinationJudge(this.destinations.of(target.cluster), target.cluster, target.port)) } : {}),
+      ...(fromMemberDns(target) ? { lookup: this.memberLookup(target) } : {}),
     });
+  }
+
+  /** Resolves a host name from the target member's objects, refusing addresses its destination rules deny. */
+  private memberLookup(target: EppTarget): LookupFunction {
+    return guardedLookup(destinationJudge(this.destinations.of(target.cluster), target.cluster, target.port), this.options.resolve);
   }
 
   private evict(key: string, entry: Entry): void {

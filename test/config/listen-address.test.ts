@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseListenAddress } from '../../src/cli/listen-address.js';
+import { parseListenAddress } from '../../src/config/listen-address.js';
 
 describe('parseListenAddress', () => {
   it.each([

@@ -7,10 +7,10 @@ import { Metadata } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tlsSchema } from '../../src/config/schema.js';
 import { CredentialFiles } from '../../src/credentials/credential-files.js';
-import { EppClientPool } from '../../src/extproc/epp-client.js';
+import { EppClientPool } from '../../src/transport/epp-client.js';
 import type { EppTarget } from '../../src/snapshot/types.js';
 import { createTestCa, type TestCa } from '../helpers/pki.js';
-import { scenarioTransport } from './scenario.js';
+import { scenarioTransport } from '../extproc/scenario.js';
 import { startRecordingEpp, type RecordingEpp } from '../helpers/recording-epp.js';
 
 let serverCa: TestCa;

@@ -1,8 +1,7 @@
-// A member's answer rules from its config, and the rate-limited report of findings.
+// A member's answer rules from its config.
 import { describe, expect, it } from 'vitest';
+import { answerRules, MemberAnswerRules, parseIpPort, VERDICT_CACHE_SIZE } from '../../src/config/answer-rules.js';
 import { eppAnswersSchema } from '../../src/config/schema.js';
-import { AnswerGuardReport, answerRules, MemberAnswerRules, parseIpPort, VERDICT_CACHE_SIZE, WARN_INTERVAL_MS } from '../../src/extproc/answer-rules.js';
-import { RecordingObserver } from './scenario.js';
 
 const defaults = answerRules(eppAnswersSchema.parse({}));
 const reason = (endpoint: string) => defaults.destinationRefusal(endpoint)?.reason;
@@ -58,25 +57,5 @@ describe('answerRules', () => {
     const m = new MemberAnswerRules({ clusters: [{ name: 'a', eppAnswers: eppAnswersSchema.parse({ destinations: { allow: ['127.0.0.0/8'], deny: [] } }) }] as never });
     expect(m.of('a').destinationRefusal('127.0.0.1:1')).toBeUndefined();
     expect(m.of('b').destinationRefusal('127.0.0.1:1')?.reason).toBe('destination_denied');
-  });
-});
-
-describe('AnswerGuardReport', () => {
-  it('counts every finding and warns at most once per member and reason per interval', () => {
-    const observer = new RecordingObserver();
-    const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
-    let now = 0;
-    const report = new AnswerGuardReport(observer, { warn: (obj: Record<string, unknown>, msg: string) => warnings.push({ obj, msg }) } as never, () => now);
-    const denied = { reason: 'destination_denied' as const, detail: 'x' };
-    for (let i = 0; i < 5; i++) report.report('b', 'b/ns/p', denied, true);
-    report.report('c', 'c/ns/p', denied, true);
-    report.report('b', 'b/ns/p', { reason: 'header_not_allowed', detail: 'set header "authorization"' }, false);
-    expect(observer.guarded).toHaveLength(7);
-    expect(warnings.map((w) => [w.obj.cluster, w.obj.reason])).toEqual([['b', 'destination_denied'], ['c', 'destination_denied'], ['b', 'header_not_allowed']]);
-    now += WARN_INTERVAL_MS;
-    report.report('b', 'b/ns/p', denied, true);
-    expect(warnings).toHaveLength(4);
-    expect(warnings[3]!.obj.suppressedSinceLastWarning).toBe(4);
-    expect(warnings[3]!.msg).toMatch(/refused an EPP answer/);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * Per-route pick policies and how an operator chooses them. Dependency-free
- * leaf module: the config schema, the snapshot builder and the picker all
- * import it.
+ * Per-route pick policies and how an operator chooses them (the picker,
+ * src/picker/, applies them). Dependency-free: the config schema, the snapshot
+ * builder and the picker all import it.
  *
  * - `weighted` (default): Gateway API backendRef weights hold exactly while
  *   the pools are ready and not saturated; not-ready pools get nothing and

@@ -1,17 +1,13 @@
 /**
  * The per-member rules an EPP's answers are held to (protocol/answer-guard.ts
- * applies them), built once from the config, and the report of what they
- * refused or dropped: a metric per finding and a warning at most once per
- * member and reason every {@link WARN_INTERVAL_MS} (with the count since).
+ * applies them), built once from the config: which headers it may set and which
+ * destinations it may name. The destination rules also hold every address the
+ * router reads from that member's objects (transport/guarded-lookup.ts judges
+ * a host name's addresses by them at connect time).
  */
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import type { Logger } from 'pino';
-import { eppAnswersSchema, type EppAnswersConfig, type RouterConfig } from '../config/schema.js';
 import type { AnswerRules, GuardFinding } from '../protocol/answer-guard.js';
-import type { AddressJudge } from '../transport/guarded-lookup.js';
-import type { DataPathObserver } from './observer.js';
-
-export const WARN_INTERVAL_MS = 10_000;
+import { eppAnswersSchema, type EppAnswersConfig, type RouterConfig } from './schema.js';
 
 function blockListOf(cidrs: readonly string[]): BlockList {
   const list = new BlockList();
@@ -37,7 +33,6 @@ export function parseIpPort(endpoint: string): { ip: string; family: 'ipv4' | 'i
   return mapped && isIPv4(mapped[1]!) ? { ip: mapped[1]!, family: 'ipv4' } : { ip: v6, family: 'ipv6' };
 }
 
-/** The rules of one member. */
 /** How many verdicts a member's rules remember (destinations are its pods: few, and seen on every request). */
 export const VERDICT_CACHE_SIZE = 4096;
 
@@ -63,17 +58,6 @@ export function answerRules(config: EppAnswersConfig): AnswerRules {
       verdicts.set(endpoint, verdict ?? null);
       return verdict;
     },
-  };
-}
-
-/**
- * A judge for transport/guarded-lookup.ts: the addresses a host name of cluster `cluster`'s objects
- * resolves to, dialled at `port`, held to that member's destination rules.
- */
-export function destinationJudge(rules: AnswerRules, cluster: string, port: number): AddressJudge {
-  return (address, family) => {
-    const finding = rules.destinationRefusal(family === 6 ? `[${address}]:${port}` : `${address}:${port}`);
-    return finding === undefined ? undefined : `${finding.detail} (clusters[${cluster}].eppAnswers.destinations)`;
   };
 }
 
@@ -104,33 +88,5 @@ export class MemberAnswerRules {
 
   of(cluster: string): AnswerRules {
     return this.byCluster.get(cluster) ?? memberRules(undefined);
-  }
-}
-
-/** Counts every finding and warns, rate-limited per member and reason. */
-export class AnswerGuardReport {
-  /** "cluster reason" -> when it was last logged and how many findings since. */
-  private readonly last = new Map<string, { at: number; suppressed: number }>();
-
-  constructor(
-    private readonly observer: DataPathObserver,
-    private readonly logger: Pick<Logger, 'warn'>,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  report(cluster: string, pool: string, finding: GuardFinding, refused: boolean): void {
-    this.observer.eppAnswerGuarded(cluster, finding.reason);
-    const key = `${cluster} ${finding.reason}`;
-    const now = this.now();
-    const seen = this.last.get(key);
-    if (seen !== undefined && now - seen.at < WARN_INTERVAL_MS) {
-      seen.suppressed++;
-      return;
-    }
-    this.last.set(key, { at: now, suppressed: 0 });
-    this.logger.warn(
-      { cluster, pool, reason: finding.reason, detail: finding.detail, suppressedSinceLastWarning: seen?.suppressed ?? 0 },
-      refused ? 'refused an EPP answer (failed over like any EPP failure)' : 'dropped part of an EPP answer',
-    );
   }
 }
