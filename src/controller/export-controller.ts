@@ -18,7 +18,7 @@ import type { ExportControllerConfig } from '../config/export-schema.js';
 import type { InferencePool, InferencePoolImport } from '../model/types.js';
 import type { KubernetesSource } from '../sources/kubernetes/kubernetes-source.js';
 import type { ClusterState } from '../sources/types.js';
-import { ExportLedger, type ExportDebug } from './export-ledger.js';
+import { ExportRecord, type ExportDebug } from './export-record.js';
 import { planExports, type ExportPlan, type MemberView } from './export-plan.js';
 import { runMemberSteps } from './export-steps.js';
 import type { ExportClient } from './export-writer.js';
@@ -53,7 +53,8 @@ export interface ExportControllerHandle {
   /** Runs every member's worker now and waits for them. */
   reconcile(): Promise<void>;
   debug(): ExportDebug;
-  readonly ledger: ExportLedger;
+  /** What it did and why (/debug/exports, mcip_export_* metrics). */
+  readonly record: ExportRecord;
   stop(): Promise<void>;
 }
 
@@ -72,7 +73,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
   const { settings } = o;
   const log = o.logger.child({ component: 'export-controller' });
   const now = o.now ?? Date.now;
-  const ledger = new ExportLedger(settings.name, settings.withdrawalGraceMs);
+  const record = new ExportRecord(settings.name, settings.withdrawalGraceMs);
   const members: MemberRuntime[] = o.members
     .map((m): MemberRuntime => {
       const rt: MemberRuntime = {
@@ -130,7 +131,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
   const plan = (): ExportPlan => {
     const p = planExports({ controllerName: settings.name, members: views(), withdrawnSince, now: now(), graceMs: settings.withdrawalGraceMs });
     withdrawnSince = p.withdrawnSince;
-    ledger.observePlan(p, views());
+    record.observePlan(p, views());
     if (deadlineTimer) clearTimeout(deadlineTimer);
     deadlineTimer = p.nextDeadline !== undefined && !stopped ? setTimeout(() => triggerAll(), Math.max(0, p.nextDeadline - now()) + 5) : undefined;
     return p;
@@ -146,7 +147,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
       controllerName: settings.name,
       now: () => rfc3339(new Date(now())),
       missingNamespaces: m.missingNamespaces,
-      ledger,
+      record,
       logger: log,
       stillLeading: isLeader,
     });
@@ -163,15 +164,15 @@ export async function startExportController(o: ExportControllerOptions): Promise
           onState: (s) => {
             m.state = s;
             if (!s.stale) m.everSynced = true;
-            if (!s.stale) ledger.memberError(m.name, undefined);
+            if (!s.stale) record.memberError(m.name, undefined);
             triggerAll();
           },
-          onError: (e) => ledger.memberError(m.name, e.message),
+          onError: (e) => record.memberError(m.name, e.message),
         });
       } catch (err) {
         // The source keeps retrying in the background; its part waits until it answers.
         log.warn({ member: m.name, err: (err as Error).message }, `member ${m.name}: not reachable yet; its part of the export waits`);
-        ledger.memberError(m.name, (err as Error).message);
+        record.memberError(m.name, (err as Error).message);
       }
       const kc = m.source.kubeConfig;
       if (!m.client && kc) m.client = o.clientFor(kc);
@@ -183,11 +184,11 @@ export async function startExportController(o: ExportControllerOptions): Promise
 
   return {
     isLeader,
-    ledger,
+    record,
     async reconcile() {
       await Promise.all(members.map((m) => m.loop.reconcile()));
     },
-    debug: () => ledger.debug(isLeader(), members.map((m) => ({ name: m.name, reachable: m.state !== undefined && !m.state.stale, synced: m.everSynced, missingNamespaces: [...m.missingNamespaces].sort() }))),
+    debug: () => record.debug(isLeader(), members.map((m) => ({ name: m.name, reachable: m.state !== undefined && !m.state.stale, synced: m.everSynced, missingNamespaces: [...m.missingNamespaces].sort() }))),
     async stop() {
       if (stopped) return;
       stopped = true;

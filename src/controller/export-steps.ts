@@ -2,11 +2,11 @@
  * Carries out one member's part of an ExportPlan: import creates, our
  * status.controllers[] entry, deletes after the withdrawal grace, and our
  * status.parents[] entry on its exported pools. Steps the plan already sees
- * done cost no request. Every outcome is recorded in the ledger.
+ * done cost no request. Every outcome is noted in the export record.
  */
 import type { Logger } from 'pino';
 import { classifyError, httpStatusOf } from '../sources/kubernetes/api-errors.js';
-import type { ExportLedger } from './export-ledger.js';
+import type { ExportRecord } from './export-record.js';
 import type { ExportPlan, MemberImportStep, MemberPoolStep } from './export-plan.js';
 import { CREATED_BY_ANNOTATION, keyOf } from './export-plan.js';
 import { MAX_CONTROLLERS } from './import-status.js';
@@ -20,7 +20,7 @@ export interface MemberRun {
   readonly now: () => string;
   /** Namespaces a create was refused in (namespace does not exist); updated here. */
   readonly missingNamespaces: Set<string>;
-  readonly ledger: ExportLedger;
+  readonly record: ExportRecord;
   readonly logger: Logger;
   /** Checked between steps: a replica that lost the lease stops writing. */
   readonly stillLeading: () => boolean;
@@ -54,12 +54,12 @@ type StepResult = { action: string; outcome: string; why?: string };
 async function guarded(r: MemberRun, key: string, part: 'import' | 'pool', fn: () => Promise<StepResult | undefined>): Promise<'ok' | 'failed' | 'unreachable'> {
   try {
     const result = await fn();
-    if (result) r.ledger.record(key, r.member, part, result);
+    if (result) r.record.note(key, r.member, part, result);
     return 'ok';
   } catch (err) {
     const failure = classifyError(err);
     const why = failure.message;
-    r.ledger.record(key, r.member, part, { action: part === 'import' ? 'import' : 'pool-status', outcome: 'error', why });
+    r.record.note(key, r.member, part, { action: part === 'import' ? 'import' : 'pool-status', outcome: 'error', why });
     r.logger.warn({ member: r.member, object: key, part, why }, `export: ${part} ${key} in ${r.member} failed; retrying`);
     return failure.reason === 'timeout' || failure.reason === 'connect' ? 'unreachable' : 'failed';
   }

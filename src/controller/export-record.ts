@@ -37,7 +37,7 @@ export interface ExportDebug {
 /** Counter key: member, action, outcome. */
 type CountKey = string;
 
-export class ExportLedger {
+export class ExportRecord {
   private pools = new Map<string, PoolRecord>();
   private readonly errors = new Map<string, string>();
   private readonly counts = new Map<CountKey, number>();
@@ -75,7 +75,8 @@ export class ExportLedger {
     this.lagging = lagging;
   }
 
-  record(key: string, member: string, part: 'import' | 'pool', r: Omit<StepRecord, 'at'>): void {
+  /** Notes a step's outcome (counted unless unchanged or pending). */
+  note(key: string, member: string, part: 'import' | 'pool', r: Omit<StepRecord, 'at'>): void {
     const rec = this.pools.get(key) ?? { exporters: [], members: {} };
     this.pools.set(key, rec);
     const m = (rec.members[member] ??= {});
@@ -109,7 +110,7 @@ export class ExportLedger {
 
   /** Registers the mcip_export_* metrics. */
   register(registry: Registry, isLeader: () => boolean, reachable: () => ReadonlyMap<string, boolean>): void {
-    const ledger = this;
+    const record = this;
     const reported = new Map<string, number>();
     new Counter({
       name: 'mcip_export_actions_total',
@@ -117,7 +118,7 @@ export class ExportLedger {
       labelNames: ['member', 'action', 'outcome'] as const,
       registers: [registry],
       collect() {
-        for (const c of ledger.actionCounts()) {
+        for (const c of record.actionCounts()) {
           const k = `${c.member}\u0000${c.action}\u0000${c.outcome}`;
           const delta = c.value - (reported.get(k) ?? 0);
           if (delta > 0) this.inc({ member: c.member, action: c.action, outcome: c.outcome }, delta);
@@ -138,7 +139,7 @@ export class ExportLedger {
       help: 'InferencePool namespace/names exported by at least one member.',
       registers: [registry],
       collect() {
-        this.set([...ledger.pools.values()].filter((p) => p.exporters.length > 0).length);
+        this.set([...record.pools.values()].filter((p) => p.exporters.length > 0).length);
       },
     });
     new Gauge({
@@ -147,7 +148,7 @@ export class ExportLedger {
       labelNames: ['member'] as const,
       registers: [registry],
       collect() {
-        for (const [member, n] of ledger.lagging) this.set({ member }, n);
+        for (const [member, n] of record.lagging) this.set({ member }, n);
       },
     });
     new Gauge({
