@@ -5,7 +5,9 @@
  *
  * - One worker per member: a member whose API server hangs or is down holds up
  *   only its own writes (every request is bounded by requestTimeoutMs); the
- *   others go on. A worker re-plans from the latest views each run.
+ *   others go on, also at start: each member's worker starts once that member's
+ *   first list ended (synced or failed), the Lease campaign at once. A worker
+ *   re-plans from the latest views each run.
  * - Runs on every member state change, on gaining leadership, at a withdrawal's
  *   grace expiry, after a failure (that member's retry, with backoff) and every
  *   resyncMs; each worker is a ReconcileLoop.
@@ -19,7 +21,7 @@ import type { InferencePool, InferencePoolImport } from '../model/types.js';
 import type { KubernetesSource } from '../sources/kubernetes/kubernetes-source.js';
 import type { ClusterState } from '../sources/types.js';
 import { ExportRecord, type ExportDebug } from './export-record.js';
-import { planExports, type ExportPlan, type MemberView } from './export-plan.js';
+import { keyOf, planExports, type ExportPlan, type MemberView } from './export-plan.js';
 import { runMemberSteps } from './export-steps.js';
 import type { ExportClient } from './export-writer.js';
 import { rfc3339 } from './import-status.js';
@@ -64,7 +66,11 @@ interface MemberRuntime {
   client: ExportClient | undefined;
   state: ClusterState | undefined;
   everSynced: boolean;
+  /** Its first list is under way: what it holds is not known yet (nor that it is unreachable). */
+  starting: boolean;
   readonly missingNamespaces: Set<string>;
+  /** Imports we created (or found existing) that its objects did not show yet. */
+  readonly created: Set<string>;
   /** This member's worker: its reconcile passes, retried with backoff on failure. */
   readonly loop: ReconcileLoop<boolean>;
 }
@@ -82,7 +88,9 @@ export async function startExportController(o: ExportControllerOptions): Promise
         client: m.client,
         state: undefined,
         everSynced: false,
+        starting: true,
         missingNamespaces: new Set<string>(),
+        created: new Set<string>(),
         loop: new ReconcileLoop<boolean>({
           pass: () => runMember(rt),
           failed: (f) => f,
@@ -117,13 +125,18 @@ export async function startExportController(o: ExportControllerOptions): Promise
   const views = (): MemberView[] =>
     members.map((m) => {
       const objects = m.state?.objects ?? [];
+      const imports = objects.filter((x): x is InferencePoolImport => x.kind === 'InferencePoolImport');
+      // Once its objects show an import we created, they speak for it (a later delete included).
+      for (const i of imports) m.created.delete(keyOf(i.metadata.namespace, i.metadata.name));
       return {
         name: m.name,
         reachable: m.state !== undefined && !m.state.stale,
         synced: m.everSynced,
+        starting: m.starting,
         pools: objects.filter((x): x is InferencePool => x.kind === 'InferencePool'),
-        imports: objects.filter((x): x is InferencePoolImport => x.kind === 'InferencePoolImport'),
+        imports,
         missingNamespaces: m.missingNamespaces,
+        created: m.created,
         invalidPools: new Set((m.state?.errors ?? []).flatMap((e) => (e.object.startsWith(INVALID_POOL) ? [e.object.slice(INVALID_POOL.length)] : []))),
       };
     });
@@ -147,6 +160,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
       controllerName: settings.name,
       now: () => rfc3339(new Date(now())),
       missingNamespaces: m.missingNamespaces,
+      created: m.created,
       record,
       logger: log,
       stillLeading: isLeader,
@@ -157,30 +171,34 @@ export async function startExportController(o: ExportControllerOptions): Promise
     for (const m of members) m.loop.trigger();
   }
 
-  await Promise.all(
-    members.map(async (m) => {
-      try {
-        await m.source.start({
-          onState: (s) => {
-            m.state = s;
-            if (!s.stale) m.everSynced = true;
-            if (!s.stale) record.memberError(m.name, undefined);
-            triggerAll();
-          },
-          onError: (e) => record.memberError(m.name, e.message),
-        });
-      } catch (err) {
+  // Every member starts on its own: one whose API hangs delays only its own part, not
+  // the others' writes, the Lease campaign or the caller (readiness).
+  for (const m of members) {
+    m.source
+      .start({
+        onState: (s) => {
+          m.state = s;
+          if (!s.stale) m.everSynced = true;
+          if (!s.stale) record.memberError(m.name, undefined);
+          triggerAll();
+        },
+        onError: (e) => record.memberError(m.name, e.message),
+      })
+      .catch((err: unknown) => {
         // The source keeps retrying in the background; its part waits until it answers.
         log.warn({ member: m.name, err: (err as Error).message }, `member ${m.name}: not reachable yet; its part of the export waits`);
         record.memberError(m.name, (err as Error).message);
-      }
-      const kc = m.source.kubeConfig;
-      if (!m.client && kc) m.client = o.clientFor(kc);
-    }),
-  );
-
+      })
+      .finally(() => {
+        m.starting = false;
+        const kc = m.source.kubeConfig;
+        if (!m.client && kc) m.client = o.clientFor(kc);
+        m.loop.start();
+        // The others' pool statuses waited for this member's first list.
+        triggerAll();
+      });
+  }
   elector?.start();
-  for (const m of members) m.loop.start();
 
   return {
     isLeader,
