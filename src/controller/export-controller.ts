@@ -152,7 +152,8 @@ export async function startExportController(o: ExportControllerOptions): Promise
 
   /** One pass of a member's worker; true when a step failed. */
   async function runMember(m: MemberRuntime): Promise<boolean> {
-    if (stopped || !isLeader() || !m.client) return false;
+    // Its own first list comes first: until then what it holds is not known.
+    if (stopped || !isLeader() || !m.client || m.starting) return false;
     return runMemberSteps({
       member: m.name,
       plan: plan(),
