@@ -126,7 +126,7 @@ export class ExportRecord {
     const reported = new Map<string, number>();
     new Counter({
       name: 'mcip_export_actions_total',
-      help: `Export-controller steps that made a request, by member, action (${COUNTED_ACTIONS.join(', ')}) and outcome (${COUNTED_OUTCOMES.join(', ')}); a failed request is outcome error with the action it was for.`,
+      help: `Export-controller steps that had something to do, by member, action (${COUNTED_ACTIONS.join(', ')}) and outcome (${COUNTED_OUTCOMES.join(', ')}); a failed request is outcome error with the action it was for.`,
       labelNames: ['member', 'action', 'outcome'] as const,
       registers: [registry],
       collect() {
