@@ -14,8 +14,13 @@
  *   stopTimeoutMs (a request stuck on an unreachable API server must not hold
  *   up shutdown).
  *
- * The pass itself decides what to do (leader or not, stale inputs): the loop
- * only schedules it.
+ * The pass itself decides what to do (leader or not, stale inputs, stopped):
+ * the loop only schedules it. reconcile() runs it even after stop().
+ *
+ *   const loop = new ReconcileLoop({ pass: () => reconcileOnce(), failed: (r) => r.failed,
+ *     retryInitialMs: 2000, retryMaxMs: resyncMs, resyncMs, onError: (err) => log.error({ err }) });
+ *   elector.onStartedLeading = () => loop.trigger();  // and on every input change
+ *   loop.start();  ...  await loop.stop();
  */
 
 export interface ReconcileLoopOptions<R> {
@@ -44,14 +49,16 @@ export class ReconcileLoop<R> {
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDelayMs: number;
   private resyncTimer: NodeJS.Timeout | undefined;
+  private started = false;
 
   constructor(private readonly o: ReconcileLoopOptions<R>) {
     this.retryDelayMs = o.retryInitialMs;
   }
 
-  /** Starts the resync timer and runs a first pass. */
+  /** Starts the resync timer and runs a first pass (once; trigger() works before it too). */
   start(): void {
-    if (this.stopped || this.resyncTimer) return;
+    if (this.stopped || this.started) return;
+    this.started = true;
     if (this.o.resyncMs !== undefined) {
       this.resyncTimer = setInterval(() => this.trigger(), this.o.resyncMs);
       this.resyncTimer.unref();
