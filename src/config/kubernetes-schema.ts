@@ -24,9 +24,10 @@ export const kubernetesSourceSchema = z
     /** A watch that delivers no byte (event or bookmark) for this long is ended and resumed from its last resourceVersion; its connect is bounded by requestTimeoutMs. */
     watchIdleTimeoutMs: z.number().int().min(1_000).max(3_600_000).default(30_000),
     /**
-     * Largest answer read from this API server, per request (a list page of up to 500 objects, a
-     * get, a write's answer; watches are bounded per event instead). A larger one fails the request
-     * (retried with backoff) without being read further. At least 4 MiB: one object may be 1.5 MiB.
+     * Most bytes read from this API server for one request, and for all pages of one list together
+     * (a list, a get, a write's answer; watches are bounded per event instead). A larger one fails
+     * the request or list (retried with backoff) without being read further. At least 4 MiB: one
+     * object may be 1.5 MiB.
      */
     maxResponseBytes: z.number().int().min(4 * 1024 * 1024).default(256 * 1024 * 1024),
     /** Run the kubeconfig's exec / auth-provider credential plugins (commands on this host). Refused by default. */

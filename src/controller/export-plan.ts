@@ -7,7 +7,9 @@
  *   `inference.networking.x-k8s.io/export: ClusterSet` (last known objects of an
  *   unreachable member count: its outage must not withdraw its pools).
  * - Exported somewhere: in every member the InferencePoolImport exists and our
- *   status.controllers[] entry lists every exporter (sorted), Accepted True.
+ *   status.controllers[] entry lists every exporter (sorted), Accepted True. An
+ *   import is created only when neither the member's objects nor our own creates
+ *   since (MemberView.created) show it.
  * - No exporter left: our entry is removed at once; after the grace the import
  *   is deleted, unless another controller's entry still lists exporting clusters.
  *   Imports we created (CREATED_BY_ANNOTATION) stay tracked without our entry, so a
@@ -16,6 +18,8 @@
  *   InferencePoolImport) with Exported True once every member has the import
  *   with our entry naming the pool's cluster; False naming the lagging members;
  *   False NotSupported for any other annotation value. No annotation: removed.
+ *   While a member it would name is still in its first list since start, the
+ *   pool's status is left as it is (not known yet, not lagging).
  * - A member not listed since start, or whose pool is invalid, keeps the exports our
  *   entries record for it.
  */
@@ -45,12 +49,23 @@ export interface MemberView {
   readonly reachable: boolean;
   /** False until the member was listed once since start: its exports are then taken from our entries that name it. */
   readonly synced: boolean;
+  /**
+   * Its first list since start is still under way: whether it has the imports is not
+   * known yet, so pool statuses that would name it as lagging are left as they are.
+   */
+  readonly starting: boolean;
   readonly pools: readonly InferencePool[];
   readonly imports: readonly InferencePoolImport[];
   /** Namespaces an import create was refused in because they do not exist in this member. */
   readonly missingNamespaces: ReadonlySet<string>;
   /** namespace/names of InferencePools present but left out as invalid: their export state is taken from our entries. */
   readonly invalidPools: ReadonlySet<string>;
+  /**
+   * namespace/names of InferencePoolImports this controller created (or found existing
+   * when creating) that `imports` does not show yet (the watch lags behind): they exist,
+   * so they are not created again.
+   */
+  readonly created: ReadonlySet<string>;
 }
 
 export interface ExportPlanInput {
@@ -168,7 +183,7 @@ export function planExports(input: ExportPlanInput): ExportPlan {
         const imp = importIn(m, key);
         const current = ourEntry(imp);
         const upToDate = current !== undefined && sameExportEntry(current, entry);
-        push(m, { namespace, name, action: { type: 'ensure', exists: imp !== undefined, entry, upToDate } });
+        push(m, { namespace, name, action: { type: 'ensure', exists: imp !== undefined || m.created.has(key), entry, upToDate } });
       }
     } else {
       const since = input.withdrawnSince.get(key) ?? input.now;
@@ -202,7 +217,10 @@ export function planExports(input: ExportPlanInput): ExportPlan {
       const value = p.metadata.annotations[EXPORT_ANNOTATION];
       const current = p.status.parents.find((s) => s.controllerName === me && s.parentRef.kind === 'InferencePoolImport');
       if (value === undefined && !current) continue;
-      const entry = value === undefined ? undefined : poolEntry(me, p, value, lagging(members, keyOf(namespace, name), m.name, importIn, ourEntry));
+      const behind = value === EXPORT_VALUE ? lagging(members, keyOf(namespace, name), m.name, importIn, ourEntry) : [];
+      // Not known yet rather than lagging: written once that member's first list ended.
+      if (behind.some((b) => b.member.starting)) continue;
+      const entry = value === undefined ? undefined : poolEntry(me, p, value, behind.map((b) => `${b.member.name} (${b.why})`));
       const upToDate = entry === undefined ? current === undefined : current !== undefined && sameConditions(current.conditions, entry.conditions);
       steps.push({ namespace, name, entry, upToDate });
     }
@@ -228,9 +246,9 @@ function lagging(
   exporter: string,
   importIn: (m: MemberView, key: string) => InferencePoolImport | undefined,
   ourEntry: (imp: InferencePoolImport | undefined) => InferencePoolImport['status']['controllers'][number] | undefined,
-): string[] {
+): { member: MemberView; why: string }[] {
   const [namespace] = splitKey(key);
-  const out: string[] = [];
+  const out: { member: MemberView; why: string }[] = [];
   for (const m of members) {
     const imp = importIn(m, key);
     const listed = ourEntry(imp)?.exportingClusters.some((c) => c.name === exporter) ?? false;
@@ -242,7 +260,7 @@ function lagging(
         : imp
           ? 'status not written yet'
           : 'import not created yet';
-    out.push(`${m.name} (${why})`);
+    out.push({ member: m, why });
   }
   return out;
 }

@@ -68,7 +68,7 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
     logger: o.logger,
   });
   if (o.registry) {
-    handle.ledger.register(o.registry, () => handle.isLeader(), () => new Map(handle.debug().members.map((m) => [m.name, m.reachable])));
+    handle.record.register(o.registry, () => handle.isLeader(), () => new Map(handle.debug().members.map((m) => [m.name, m.reachable])));
   }
   return handle;
 }

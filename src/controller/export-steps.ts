@@ -2,11 +2,11 @@
  * Carries out one member's part of an ExportPlan: import creates, our
  * status.controllers[] entry, deletes after the withdrawal grace, and our
  * status.parents[] entry on its exported pools. Steps the plan already sees
- * done cost no request. Every outcome is recorded in the ledger.
+ * done cost no request. Every outcome is noted in the export record.
  */
 import type { Logger } from 'pino';
 import { classifyError, httpStatusOf } from '../sources/kubernetes/api-errors.js';
-import type { ExportLedger } from './export-ledger.js';
+import type { ExportAction, ExportOutcome, ExportRecord } from './export-record.js';
 import type { ExportPlan, MemberImportStep, MemberPoolStep } from './export-plan.js';
 import { CREATED_BY_ANNOTATION, keyOf } from './export-plan.js';
 import { MAX_CONTROLLERS } from './import-status.js';
@@ -20,7 +20,9 @@ export interface MemberRun {
   readonly now: () => string;
   /** Namespaces a create was refused in (namespace does not exist); updated here. */
   readonly missingNamespaces: Set<string>;
-  readonly ledger: ExportLedger;
+  /** Imports created here (or found existing on create) that the member's objects may not show yet; updated here. */
+  readonly created: Set<string>;
+  readonly record: ExportRecord;
   readonly logger: Logger;
   /** Checked between steps: a replica that lost the lease stops writing. */
   readonly stillLeading: () => boolean;
@@ -35,31 +37,37 @@ export async function runMemberSteps(r: MemberRun): Promise<boolean> {
   let failed = false;
   for (const step of r.plan.imports.get(r.member) ?? []) {
     if (!r.stillLeading()) return failed;
-    const outcome = await guarded(r, keyOf(step.namespace, step.name), 'import', () => importStep(r, step));
+    const outcome = await guarded(r, keyOf(step.namespace, step.name), 'import', importAction(step), () => importStep(r, step));
     // An API server that does not answer: the rest of this run would only wait on it too.
     if (outcome === 'unreachable') return true;
     failed = outcome === 'failed' || failed;
   }
   for (const step of r.plan.pools.get(r.member) ?? []) {
     if (!r.stillLeading()) return failed;
-    const outcome = await guarded(r, keyOf(step.namespace, step.name), 'pool', () => poolStep(r, step));
+    const outcome = await guarded(r, keyOf(step.namespace, step.name), 'pool', step.entry ? 'pool-status' : 'pool-status-remove', () => poolStep(r, step));
     if (outcome === 'unreachable') return true;
     failed = outcome === 'failed' || failed;
   }
   return failed;
 }
 
-type StepResult = { action: string; outcome: string; why?: string };
+type StepResult = { action: ExportAction; outcome: ExportOutcome; why?: string };
 
-async function guarded(r: MemberRun, key: string, part: 'import' | 'pool', fn: () => Promise<StepResult | undefined>): Promise<'ok' | 'failed' | 'unreachable'> {
+/** The action an import step is counted under, also when it fails. */
+function importAction(step: MemberImportStep): ExportAction {
+  const a = step.action;
+  return a.type === 'ensure' ? (a.exists ? 'status' : 'create') : a.type;
+}
+
+async function guarded(r: MemberRun, key: string, part: 'import' | 'pool', action: ExportAction, fn: () => Promise<StepResult | undefined>): Promise<'ok' | 'failed' | 'unreachable'> {
   try {
     const result = await fn();
-    if (result) r.ledger.record(key, r.member, part, result);
+    if (result) r.record.note(key, r.member, part, result);
     return 'ok';
   } catch (err) {
     const failure = classifyError(err);
     const why = failure.message;
-    r.ledger.record(key, r.member, part, { action: part === 'import' ? 'import' : 'pool-status', outcome: 'error', why });
+    r.record.note(key, r.member, part, { action, outcome: 'error', why });
     r.logger.warn({ member: r.member, object: key, part, why }, `export: ${part} ${key} in ${r.member} failed; retrying`);
     return failure.reason === 'timeout' || failure.reason === 'connect' ? 'unreachable' : 'failed';
   }
@@ -77,18 +85,27 @@ async function importStep(r: MemberRun, step: MemberImportStep): Promise<StepRes
       if (!action.exists) {
         try {
           await r.client.createImport(namespace, name, { [CREATED_BY_ANNOTATION]: r.controllerName });
-          r.missingNamespaces.delete(namespace);
           r.logger.info({ member: r.member, import: key }, `created InferencePoolImport ${key} in ${r.member}`);
         } catch (err) {
           const status = httpStatusOf(err);
           if (status === 404 && missingNamespace(err)) {
-            r.missingNamespaces.add(namespace);
+            if (!r.missingNamespaces.has(namespace)) {
+              r.missingNamespaces.add(namespace);
+              r.logger.warn({ member: r.member, namespace }, `namespace ${namespace} does not exist in ${r.member}: its InferencePoolImports are not created until it does`);
+            }
             return { action: 'create', outcome: 'namespace-missing', why: `namespace ${namespace} does not exist in ${r.member}; not created` };
           }
           if (status !== 409) throw err; // 409: it exists already (our cache is behind)
         }
+        if (r.missingNamespaces.delete(namespace)) r.logger.info({ member: r.member, namespace }, `namespace ${namespace} exists in ${r.member} now`);
+        r.created.add(key);
       }
       const w = await write(action.entry as unknown as RawEntry);
+      if (w.outcome === 'gone') {
+        r.created.delete(key);
+        // Deleted since it was created or listed: create it again now (once; a second gone waits for the next run).
+        if (action.exists) return importStep(r, { ...step, action: { ...action, exists: false } });
+      }
       return { action: action.exists ? 'status' : 'create', outcome: w.outcome, why: `exporting clusters: ${action.entry.exportingClusters.map((c) => c.name).join(', ')}` };
     }
     case 'remove-entry': {

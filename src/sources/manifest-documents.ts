@@ -16,8 +16,7 @@ import { createHash } from 'node:crypto';
 import { decodeObject } from '../model/decode.js';
 import type { FieldError, KubeObject } from '../model/types.js';
 import { describeObject, objectKey } from '../model/types.js';
-import type { ManifestDocument } from './manifest-files.js';
-import { parseManifestText } from './manifest-files.js';
+import { parseManifestText, type ManifestDocument } from './manifest-text.js';
 
 /** One file's usable content: decoded objects and the semantic errors of the objects left out. */
 export interface FileContent {

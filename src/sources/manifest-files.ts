@@ -1,18 +1,16 @@
 /**
- * Reading one cluster's manifests: list files under the configured paths,
- * parse multi-document YAML/JSON, flatten List kinds, decode every object and
- * check for duplicates (src/sources/manifest-documents.ts draws the line between
- * a rejected file change and an object left out).
+ * Reading one cluster's manifests: list files under the configured paths, read
+ * each (src/sources/manifest-text.ts splits a file into documents,
+ * src/sources/manifest-documents.ts decodes them and draws the line between a
+ * rejected file change and an object left out).
  */
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { FieldError } from '../model/types.js';
 import { assembleObjects, readFileContent, type FileCache, type FileContent } from './manifest-documents.js';
 import type { ClusterState, SourceError } from './types.js';
-import { yamlShapeProblem } from './yaml-shape.js';
 
 export const MANIFEST_EXTENSIONS: readonly string[] = ['.yaml', '.yml', '.json'];
 
@@ -101,56 +99,6 @@ export async function listManifestFiles(paths: readonly string[]): Promise<Manif
     }
   }
   return { files: [...files], dirs: [...dirs] };
-}
-
-export interface ManifestDocument {
-  /** "file#docIndex" (0-based), or "file#docIndex.items[i]" for List items. */
-  readonly origin: string;
-  readonly raw: unknown;
-}
-
-function isListKind(v: unknown): v is { kind: string; items: unknown[] } {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const r = v as Record<string, unknown>;
-  return typeof r.kind === 'string' && r.kind.endsWith('List') && Array.isArray(r.items);
-}
-
-/** The yaml library's message without its " at line L, column C:" suffix and source excerpt. */
-function yamlMessage(message: string): string {
-  return (message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
-}
-
-/** Splits a multi-document YAML (or JSON) text into documents; syntax errors come back as FieldErrors. */
-export function parseManifestText(text: string, file: string): { docs: ManifestDocument[]; errors: FieldError[] } {
-  const docs: ManifestDocument[] = [];
-  const errors: FieldError[] = [];
-  const shape = yamlShapeProblem(text);
-  if (shape !== undefined) {
-    errors.push({ object: file, path: '', message: `${shape}; not parsed`, origin: `${file}#0` });
-    return { docs, errors };
-  }
-  parseAllDocuments(text, { prettyErrors: true }).forEach((doc, i) => {
-    const origin = `${file}#${i}`;
-    const first = doc.errors[0];
-    if (first) {
-      // Later errors in the same document are usually consequences of the first.
-      const pos = first.linePos?.[0];
-      const where = pos ? `line ${pos.line}, column ${pos.col}` : 'unknown position';
-      errors.push({ object: file, path: '', message: `YAML syntax error at ${where}: ${yamlMessage(first.message)}`, origin });
-      return;
-    }
-    let js: unknown;
-    try {
-      js = doc.toJS();
-    } catch (e) {
-      errors.push({ object: file, path: '', message: `cannot read document: ${(e as Error).message}`, origin });
-      return;
-    }
-    if (js === null || js === undefined) return; // empty document
-    if (isListKind(js)) js.items.forEach((raw, j) => docs.push({ origin: `${origin}.items[${j}]`, raw }));
-    else docs.push({ origin, raw: js });
-  });
-  return { docs, errors };
 }
 
 export function formatFieldError(e: FieldError): string {

@@ -235,7 +235,7 @@ describe('export controller (three members)', () => {
     expect(raced).toBe(true);
     await sleep(50);
     // Retried within the same write: no failure was recorded.
-    expect(h.ledger.actionCounts().filter((c) => c.outcome === 'error' || c.outcome === 'conflict')).toEqual([]);
+    expect(h.record.actionCounts().filter((c) => c.outcome === 'error' || c.outcome === 'conflict')).toEqual([]);
     expect(env.controllers('cluster-a', 'llm')?.map((c) => c.name)).toEqual([OTHER.name, EXPORTER]);
   });
 
@@ -252,7 +252,7 @@ describe('export controller (three members)', () => {
     await waitFor(() => r2.isLeader(), 8000, 'r2 leads');
     env.exportPool('cluster-c', 'llm');
     await waitFor(everywhere('llm', ['cluster-b', 'cluster-c']), 8000, 'r2 writes');
-    await waitFor(() => r2.ledger.actionCounts().some((c) => c.member === 'cluster-a' && c.action === 'status' && c.outcome === 'written'), 8000, 'r2 counted its write');
-    expect(r1.ledger.actionCounts().filter((c) => c.action === 'status')).toEqual([]);
+    await waitFor(() => r2.record.actionCounts().some((c) => c.member === 'cluster-a' && c.action === 'status' && c.outcome === 'written'), 8000, 'r2 counted its write');
+    expect(r1.record.actionCounts().filter((c) => c.action === 'status')).toEqual([]);
   });
 });

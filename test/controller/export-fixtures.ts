@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { parseAllDocuments } from 'yaml';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
 import type { ExportControllerHandle } from '../../src/controller/export-controller.js';
@@ -13,6 +15,19 @@ import { expect } from 'vitest';
 import { pool, silent, waitFor } from '../sources/kubernetes/kube-fixtures.js';
 
 export const EXPORTER = 'mcip-router.dev/export-controller';
+
+/** Every member's kubernetes.requestTimeoutMs (default 500) and the initial sync bound (default 1000). */
+export interface MemberTiming {
+  readonly requestTimeoutMs?: number;
+  readonly initialSyncTimeoutMs?: number;
+}
+
+export interface ReplicaOptions {
+  readonly timing?: MemberTiming;
+  readonly logger?: Logger;
+  /** Registers the mcip_export_* metrics here. */
+  readonly registry?: Registry;
+}
 
 export type Entry = { name: string; exportingClusters?: { name: string }[]; conditions?: { type: string; status: string; reason: string; message: string }[] };
 export type Parent = { parentRef: Record<string, string>; controllerName: string; conditions: { type: string; status: string; reason: string; message: string }[] };
@@ -42,12 +57,12 @@ export class ClusterSetEnv {
     return s;
   }
 
-  config(identity: string, overrides: Record<string, unknown> = {}): RouterConfig {
+  config(identity: string, overrides: Record<string, unknown> = {}, timing: MemberTiming = {}): RouterConfig {
     return routerConfigSchema.parse({
       clusterName: this.names[0],
       gateways: [{ namespace: 'default', name: 'gw' }],
-      clusters: this.names.map((name) => ({ name, kubernetes: { kubeconfig: this.kubeconfigs.get(name), requestTimeoutMs: 500 } })),
-      kubernetes: { coalesceMs: 10, coalesceMaxMs: 100, initialSyncTimeoutMs: 1000, backoffInitialMs: 50, backoffMaxMs: 200 },
+      clusters: this.names.map((name) => ({ name, kubernetes: { kubeconfig: this.kubeconfigs.get(name), requestTimeoutMs: timing.requestTimeoutMs ?? 500 } })),
+      kubernetes: { coalesceMs: 10, coalesceMaxMs: 100, initialSyncTimeoutMs: timing.initialSyncTimeoutMs ?? 1000, backoffInitialMs: 50, backoffMaxMs: 200 },
       exportController: {
         enabled: true,
         withdrawalGraceMs: 400,
@@ -58,8 +73,8 @@ export class ClusterSetEnv {
     });
   }
 
-  async replica(identity = 'replica-1', overrides: Record<string, unknown> = {}): Promise<ExportControllerHandle> {
-    const h = await startExportFromConfig(this.config(identity, overrides), { logger: silent });
+  async replica(identity = 'replica-1', overrides: Record<string, unknown> = {}, o: ReplicaOptions = {}): Promise<ExportControllerHandle> {
+    const h = await startExportFromConfig(this.config(identity, overrides, o.timing), { logger: o.logger ?? silent, ...(o.registry ? { registry: o.registry } : {}) });
     this.replicas.push(h);
     return h;
   }

@@ -25,7 +25,7 @@ function imp(name: string, controllers: ImportController[]): InferencePoolImport
 }
 
 function member(name: string, o: Partial<MemberView> = {}): MemberView {
-  return { name, reachable: true, synced: true, pools: [], imports: [], missingNamespaces: new Set(), invalidPools: new Set(), ...o };
+  return { name, reachable: true, synced: true, starting: false, pools: [], imports: [], missingNamespaces: new Set(), invalidPools: new Set(), created: new Set(), ...o };
 }
 
 const plan = (members: MemberView[], withdrawnSince = new Map<string, number>(), now = 1000) =>
@@ -112,4 +112,20 @@ describe('planExports', () => {
     const removed = plan([member('a', { pools: [pool('llm', undefined, [gw, ourParent]), pool('plain', undefined, [gw])] })]);
     expect(removed.pools.get('a')).toEqual([{ namespace: 'ns', name: 'llm', entry: undefined, upToDate: false }]);
   });
+  it('a member still in its first list: pool statuses that would name it are left as they are; its imports are not created again while a create is in flight to its cache', () => {
+    const exporting = pool('llm', 'ClusterSet');
+    const starting = plan([
+      member('a', { pools: [exporting], imports: [imp('llm', [entry(ME, ['a'])])] }),
+      member('b', { reachable: false, synced: false, starting: true }),
+    ]);
+    expect(starting.pools.get('a')).toEqual([]);
+    // Its import steps still run (they need only the exporters).
+    expect(starting.imports.get('b')?.[0]?.action).toMatchObject({ type: 'ensure', exists: false });
+    const failed = plan([member('a', { pools: [exporting], imports: [imp('llm', [entry(ME, ['a'])])] }), member('b', { reachable: false, synced: false })]);
+    expect(failed.pools.get('a')?.[0]?.entry?.conditions[0]).toMatchObject({ reason: 'Pending', message: 'waiting for: b (its API server is unreachable)' });
+
+    const created = plan([member('a', { pools: [exporting] }), member('b', { created: new Set(['ns/llm']) })]);
+    expect(created.imports.get('b')?.[0]?.action).toMatchObject({ type: 'ensure', exists: true, upToDate: false });
+  });
 });
+

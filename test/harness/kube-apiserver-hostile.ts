@@ -1,7 +1,9 @@
 /**
  * Hostile answers for the Kubernetes API server stand-in (KubeApiServer.answerWith):
  * a LIST body that never ends, streamed with backpressure until the client hangs
- * up, counting what the server managed to hand to its socket.
+ * up, counting what the server managed to hand to its socket; and a LIST whose
+ * pages are each small but whose continue tokens go on (for ever, or for many
+ * pages), as a broken or hostile server may page.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Responder } from './kube-apiserver-http.js';
@@ -50,4 +52,46 @@ export function endlessList(total: number, status = 200): EndlessBody {
     pump();
   };
   return { respond, written: () => written, closed: () => closed, answers: () => answers };
+}
+
+export interface PagedList {
+  readonly respond: Responder;
+  /** Page answers given (all lists together). */
+  readonly pages: () => number;
+  /** Page answers given whose request carried a continue token (pages after the first). */
+  readonly continued: () => number;
+  /** The most pages any one list was given (the deepest continue token asked for, plus one). */
+  readonly deepest: () => number;
+}
+
+/**
+ * LIST answers of about `pageBytes` each (64 KiB items, Content-Length set); every page but
+ * the `pages`-th of a list carries a continue token (`pages` undefined: every page does, the
+ * list never ends).
+ */
+export function pagedList(pageBytes: number, pages?: number): PagedList {
+  let given = 0;
+  let continued = 0;
+  let deepest = 0;
+  const respond = (req: IncomingMessage, res: ServerResponse): void => {
+    given++;
+    req.resume();
+    const token = new URL(req.url ?? '/', 'http://x').searchParams.get('continue');
+    if (token) continued++;
+    const index = token ? Number(Buffer.from(token, 'base64url').toString()) : 0;
+    deepest = Math.max(deepest, index + 1);
+    const items: string[] = [];
+    let size = 0;
+    for (let i = 0; size < pageBytes; i++) {
+      const item = filler(index * 1000 + i);
+      items.push(item);
+      size += item.length + 1;
+    }
+    const last = pages !== undefined && index + 1 >= pages;
+    const meta = last ? { resourceVersion: '1' } : { resourceVersion: '1', continue: Buffer.from(String(index + 1)).toString('base64url') };
+    const body = `{"apiVersion":"v1","kind":"List","metadata":${JSON.stringify(meta)},"items":[${items.join(',')}]}`;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+  return { respond, pages: () => given, continued: () => continued, deepest: () => deepest };
 }

@@ -38,6 +38,8 @@ export interface ApiState {
   readonly requests: RequestRecord[];
   readonly token: string | undefined;
   readonly goneMode: 'event' | 'http';
+  /** How far behind the store watches deliver live events (lagWatches). */
+  readonly watchLagMs: () => number;
   readonly uninstalled: ReadonlySet<string>;
   readonly forbidden: ReadonlySet<string>;
   runHooks(ctx: WriteContext): Promise<void>;
@@ -117,7 +119,7 @@ export async function handleRequest(s: ApiState, req: IncomingMessage, res: Serv
   const body = req.method === 'GET' || req.method === 'DELETE' ? undefined : await readJson(req);
   if (name === undefined) {
     if (req.method === 'GET' && watch) {
-      s.addWatch(startWatch(res, { def, namespace, store: s.store, query: url.searchParams, goneMode: s.goneMode }), res);
+      s.addWatch(startWatch(res, { def, namespace, store: s.store, query: url.searchParams, goneMode: s.goneMode, lagMs: s.watchLagMs }), res);
       return;
     }
     if (req.method === 'GET') return send(res, 200, list(s.store, def, namespace, url.searchParams));

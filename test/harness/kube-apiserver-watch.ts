@@ -7,6 +7,8 @@
  *   compacted history -> 410 Gone (an ERROR event in a 200 stream, or HTTP 410).
  * - allowWatchBookmarks=true: BOOKMARK events (on demand) carrying the current resourceVersion.
  * - timeoutSeconds: the server ends the stream cleanly after that long.
+ * - lagMs: live events reach the stream that much after the change (a watch cache
+ *   behind etcd, as a loaded real server's is); order is kept.
  */
 import type { ServerResponse } from 'node:http';
 import type { KubeObj, KubeStore, ResourceDef, StoreEvent } from './kube-apiserver-store.js';
@@ -25,6 +27,8 @@ export interface WatchRequest {
   readonly store: KubeStore;
   readonly query: URLSearchParams;
   readonly goneMode: 'event' | 'http';
+  /** How far behind the store live events are delivered (read per event). */
+  readonly lagMs?: () => number;
 }
 
 const GONE = {
@@ -45,15 +49,34 @@ export function startWatch(res: ServerResponse, w: WatchRequest): WatchStream {
   let closed = false;
   let unsubscribe: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
+  /** Live events not delivered yet (lagMs), oldest first. */
+  const lagging: { due: number; type: string; object: object }[] = [];
+  let lagTimer: NodeJS.Timeout | undefined;
 
   const write = (type: string, object: object): void => {
     if (!closed) res.write(`${JSON.stringify({ type, object })}\n`);
+  };
+  const deliverDue = (): void => {
+    lagTimer = undefined;
+    while (lagging.length > 0 && lagging[0]!.due <= Date.now()) {
+      const e = lagging.shift()!;
+      write(e.type, e.object);
+    }
+    if (lagging.length > 0 && !closed) lagTimer = setTimeout(deliverDue, lagging[0]!.due - Date.now());
+  };
+  const live = (type: string, object: object): void => {
+    const lag = w.lagMs?.() ?? 0;
+    if (lag <= 0 && lagging.length === 0) return write(type, object);
+    // Never before an earlier event: the stream stays in resourceVersion order.
+    lagging.push({ due: Math.max(Date.now() + lag, lagging.at(-1)?.due ?? 0), type, object });
+    lagTimer ??= setTimeout(deliverDue, lagging[0]!.due - Date.now());
   };
   const finish = (how: 'destroy' | 'end'): void => {
     if (closed) return;
     closed = true;
     unsubscribe?.();
     if (timer) clearTimeout(timer);
+    clearTimeout(lagTimer);
     if (how === 'destroy') res.destroy();
     else res.end();
   };
@@ -69,6 +92,7 @@ export function startWatch(res: ServerResponse, w: WatchRequest): WatchStream {
     closed = true;
     unsubscribe?.();
     if (timer) clearTimeout(timer);
+    clearTimeout(lagTimer);
   });
 
   const from = rvParam === '' || rvParam === '0' ? undefined : Number(rvParam);
@@ -95,7 +119,7 @@ export function startWatch(res: ServerResponse, w: WatchRequest): WatchStream {
     for (const e of store.eventsSince(def.plural, from, namespace)) write(e.type, withType(def, e.object));
   }
   unsubscribe = store.subscribe((e: StoreEvent) => {
-    if (e.plural === def.plural && (namespace === undefined || e.namespace === namespace)) write(e.type, withType(def, e.object));
+    if (e.plural === def.plural && (namespace === undefined || e.namespace === namespace)) live(e.type, withType(def, e.object));
   });
   if (timeoutSeconds > 0) timer = setTimeout(() => finish('end'), timeoutSeconds * 1000);
   return stream;

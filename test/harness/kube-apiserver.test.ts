@@ -52,6 +52,22 @@ describe('KubeApiServer', () => {
     expect(list.body).toMatchObject({ kind: 'InferencePoolList', metadata: { resourceVersion: s.metadata.resourceVersion }, items: [{ metadata: { name: 'a' } }] });
   });
 
+  it('lagWatches: a write is answered (and listed) before its watch event arrives, events keep their order', async () => {
+    server.lagWatches(300);
+    const rv = server.create('inferencepools', pool('seed')).metadata.resourceVersion;
+    const t0 = Date.now();
+    const watching = watchEvents(`${POOLS}?watch=true&resourceVersion=${rv}`, 3).then((e) => ({ e, at: Date.now() - t0 }));
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await call('POST', POOLS, pool('x'))).status).toBe(201);
+    expect((await call('GET', POOLS)).body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['seed', 'x']);
+    server.lagWatches(0); // later events still wait behind the lagging ones
+    await call('POST', POOLS, pool('y'));
+    await call('DELETE', `${POOLS}/x`);
+    const { e, at } = await watching;
+    expect(e.map((x) => `${x.type} ${x.object.metadata.name}`)).toEqual(['ADDED x', 'ADDED y', 'DELETED x']);
+    expect(at).toBeGreaterThanOrEqual(300);
+  });
+
   it('watch from a resourceVersion replays later events; from "" sends ADDED for current objects', async () => {
     const a = server.create('inferencepools', pool('a'));
     server.create('inferencepools', pool('b'));

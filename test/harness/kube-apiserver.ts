@@ -4,7 +4,8 @@
  * limit/continue), chunked watch streams (ADDED/MODIFIED/DELETED/BOOKMARK, 410
  * Gone), GET/PUT/PATCH/POST/DELETE on objects and on /status with
  * resourceVersion conflicts, Leases, per-resource 403, "CRD not installed" 404,
- * dropped watches, whole-server down/up on the same port, and requests that
+ * dropped watches, watches lagging behind writes (a slow watch cache),
+ * whole-server down/up on the same port, and requests that
  * are read and never answered (a half-open server); a test may answer chosen
  * requests itself (answerWith).
  */
@@ -44,6 +45,7 @@ export class KubeApiServer {
   private readonly responders = new Set<{ filter: (r: RequestRecord) => boolean; respond: Responder }>();
   private readonly held = new Set<ServerResponse>();
   goneMode: 'event' | 'http';
+  private watchLagMs = 0;
 
   constructor(private readonly options: KubeApiServerOptions = {}) {
     this.goneMode = options.goneMode ?? 'event';
@@ -107,6 +109,15 @@ export class KubeApiServer {
   /** Sends a BOOKMARK to every watch that asked for them. */
   bookmark(): void {
     for (const w of this.watches) w.bookmark(this.store.resourceVersion);
+  }
+
+  /**
+   * Watches deliver live events `ms` after the change, in order (a watch cache behind
+   * etcd, as on a loaded real server): a write is answered before its event arrives.
+   * 0 ends the lag (events already delayed keep their time).
+   */
+  lagWatches(ms: number): void {
+    this.watchLagMs = ms;
   }
 
   /** Drops the event history: resuming a watch from an older resourceVersion now gets 410. */
@@ -233,6 +244,7 @@ export class KubeApiServer {
       requests: this.requests,
       token: this.options.token,
       goneMode: this.goneMode,
+      watchLagMs: () => this.watchLagMs,
       uninstalled: this.uninstalled,
       forbidden: this.forbidden,
       runHooks: async (ctx) => {

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { decodeObject } from '../../src/model/decode.js';
-import { parseManifestText } from '../../src/sources/manifest-files.js';
+import { parseManifestText } from '../../src/sources/manifest-text.js';
 import { fuzz, fuzzSeed, type Rng } from '../helpers/fuzz.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));

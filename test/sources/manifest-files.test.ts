@@ -1,7 +1,8 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listManifestFiles, parseManifestText, readClusterManifests } from '../../src/sources/manifest-files.js';
+import { listManifestFiles, readClusterManifests } from '../../src/sources/manifest-files.js';
+import { parseManifestText } from '../../src/sources/manifest-text.js';
 import { loadManifests } from '../../src/sources/manifest-source.js';
 import { CONFIGMAP, docs, names, pool, service, tempDir } from './manifest-fixtures.js';
 

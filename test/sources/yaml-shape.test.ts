@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseManifestText } from '../../src/sources/manifest-files.js';
+import { parseManifestText } from '../../src/sources/manifest-text.js';
 import { MAX_YAML_DEPTH, MAX_YAML_DOCUMENTS, yamlShapeProblem } from '../../src/sources/yaml-shape.js';
 import { timeWork } from '../helpers/work-time.js';
 

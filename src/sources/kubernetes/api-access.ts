@@ -6,8 +6,9 @@
  * - Generated API clients (`kc.makeApiClient(...)`: list pages, get, create,
  *   patch, update, delete, Leases) abort after requestTimeoutMs, covering
  *   connect, response headers and body alike, and read at most
- *   maxResponseBytes of an answer (response-bound.ts): a member that streams
- *   an endless body fails the request instead of filling the heap.
+ *   maxResponseBytes of an answer, and of all pages of one list together
+ *   (response-bound.ts): a member that streams an endless body, or pages
+ *   without end, fails the request instead of filling the heap.
  * - watch(): the connect (until the 200) is bounded by requestTimeoutMs; once
  *   streaming, an idle watchdog (no byte, events and bookmarks alike, for
  *   watchIdleTimeoutMs) and a lifetime bound (the server-side timeoutSeconds
@@ -18,7 +19,7 @@
  */
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { type Dispatcher, fetch, getGlobalDispatcher } from 'undici';
-import { IDENTITY_ENCODING, boundResponses } from './response-bound.js';
+import { IDENTITY_ENCODING, boundResponses, currentList } from './response-bound.js';
 
 export interface RequestBounds {
   readonly requestTimeoutMs: number;
@@ -78,7 +79,8 @@ export class BoundedKubeConfig extends KubeConfig {
     if (!context.getSignal()) context.setSignal(timeoutSignal(this.bounds.requestTimeoutMs));
     context.setHeaderParam(IDENTITY_ENCODING.name, IDENTITY_ENCODING.value);
     const chosen = (context.getDispatcher() as Dispatcher | undefined) ?? getGlobalDispatcher();
-    context.setDispatcher(boundResponses(chosen, this.bounds.maxResponseBytes) as Parameters<RequestContext['setDispatcher']>[0]);
+    // A page of a list (asOneList) counts against the list's bound with its other pages.
+    context.setDispatcher(boundResponses(chosen, this.bounds.maxResponseBytes, currentList()) as Parameters<RequestContext['setDispatcher']>[0]);
   }
 
   readonly watch: WatchFn = async (path, query, onEvent, done) => {

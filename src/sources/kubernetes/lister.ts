@@ -2,12 +2,14 @@
  * Paginated LIST for one resource, returning plain JSON objects (as a watch
  * delivers them) and the list's resourceVersion. Custom resources go through
  * CustomObjectsApi (raw JSON); Services through CoreV1Api, whose typed objects
- * are turned back into plain JSON.
+ * are turned back into plain JSON. The pages of one list share one size bound
+ * (kubernetes.maxResponseBytes, asOneList): a list holds at most that much.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP_CORE } from '../../model/types.js';
 import type { ResourceSpec } from './resources.js';
+import { asOneList } from './response-bound.js';
 
 export type RawObject = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
@@ -51,17 +53,18 @@ export function createLister(kc: KubeConfig, pageSize = PAGE_SIZE): ListFn {
     return { items, resourceVersion: list.metadata?.resourceVersion ?? '', continueToken: list.metadata?._continue || undefined };
   };
 
-  return async (s, namespace) => {
-    const items: RawObject[] = [];
-    let cont: string | undefined;
-    let resourceVersion = '';
-    do {
-      const page = s.group === GROUP_CORE ? await servicePage(namespace, cont) : await customPage(s, namespace, cont);
-      items.push(...page.items);
-      // Every page of one list is served at the first page's resourceVersion.
-      if (resourceVersion === '') resourceVersion = page.resourceVersion;
-      cont = page.continueToken;
-    } while (cont !== undefined);
-    return { items, resourceVersion };
-  };
+  return (s, namespace) =>
+    asOneList(async () => {
+      const items: RawObject[] = [];
+      let cont: string | undefined;
+      let resourceVersion = '';
+      do {
+        const page = s.group === GROUP_CORE ? await servicePage(namespace, cont) : await customPage(s, namespace, cont);
+        items.push(...page.items);
+        // Every page of one list is served at the first page's resourceVersion.
+        if (resourceVersion === '') resourceVersion = page.resourceVersion;
+        cont = page.continueToken;
+      } while (cont !== undefined);
+      return { items, resourceVersion };
+    });
 }

@@ -5,6 +5,8 @@
  * refused before the body, a compressed answer is refused, an answer under the
  * bound is read whole, the bound keeps the member's proxy and TLS settings (CA,
  * client certificate, SNI), and a refused watch's error body is read only in part.
+ * The pages of one list share the bound: pages without end, or many small pages
+ * past it together, fail the list; each list starts its own count.
  */
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
@@ -21,7 +23,7 @@ import { createLister } from '../../../src/sources/kubernetes/lister.js';
 import { RESOURCE_SPECS } from '../../../src/sources/kubernetes/resources.js';
 import { CompressedResponseError, ResponseTooLargeError, responseRefusal } from '../../../src/sources/kubernetes/response-bound.js';
 import { isList } from '../../harness/kube-apiserver.js';
-import { endlessList } from '../../harness/kube-apiserver-hostile.js';
+import { endlessList, pagedList } from '../../harness/kube-apiserver-hostile.js';
 import { createTestCa, type TestCa } from '../../helpers/pki.js';
 import { KubeEnv, importObj, waitFor } from './kube-fixtures.js';
 
@@ -120,6 +122,36 @@ describe('a list answer larger than kubernetes.maxResponseBytes', () => {
       expect(list.items).toHaveLength(48);
       expect(list.resourceVersion).toBe('42');
     }
+  });
+
+  it('pages without end, each far under the bound: the list fails once its pages together pass it, and reads no further', async () => {
+    const paged = pagedList(MiB);
+    env.server.answerWith(imports, paged.respond);
+    const { err } = await failure(createLister(kc)(spec, undefined));
+    expect(responseRefusal(err)).toBeInstanceOf(ResponseTooLargeError);
+    const f = classifyError(err, spec);
+    expect(f.reason).toBe('too-large');
+    expect(f.message).toBe(
+      `list of InferencePoolImport (inferencepoolimports.inference.networking.x-k8s.io/v1alpha1): the API server's list answers (4 pages together) were larger than kubernetes.maxResponseBytes (${BOUND} bytes); the rest was not read`,
+    );
+    // The fourth page's Content-Length would pass the bound: refused from its headers, no fifth asked for.
+    expect(paged.pages()).toBe(4);
+    expect(paged.deepest()).toBe(4);
+  });
+
+  it('a list of many pages under the bound together is read whole, each list counting its own; nine such pages fail', async () => {
+    let pages = 7;
+    const sevenPages = pagedList(MiB / 2, 7);
+    const ninePages = pagedList(MiB / 2, 9);
+    env.server.answerWith(imports, (req, res) => (pages === 7 ? sevenPages : ninePages).respond(req, res));
+    const first = await createLister(kc)(spec, undefined);
+    const second = await createLister(kc)(spec, undefined);
+    expect(first.items.length).toBeGreaterThanOrEqual(7 * 8);
+    expect(second.items.length).toBe(first.items.length);
+    expect(sevenPages.continued()).toBe(12);
+    pages = 9;
+    const { err } = await failure(createLister(kc)(spec, undefined));
+    expect(classifyError(err, spec).message).toMatch(/list answers \(8 pages together\) were larger than kubernetes.maxResponseBytes/);
   });
 
   it('the default bound lets ordinary answers through', async () => {

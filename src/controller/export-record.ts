@@ -7,9 +7,21 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ExportPlan, MemberView } from './export-plan.js';
 
+/** The action label of mcip_export_actions_total: the step a member's run took. */
+export const EXPORT_ACTIONS = ['create', 'status', 'remove-entry', 'delete', 'wait', 'keep', 'pool-status', 'pool-status-remove'] as const;
+export type ExportAction = (typeof EXPORT_ACTIONS)[number];
+/** Outcomes of a step; the counted ones (COUNTED_OUTCOMES) are the metric's outcome label. */
+export const EXPORT_OUTCOMES = ['written', 'removed', 'deleted', 'conflict', 'gone', 'full', 'kept', 'namespace-missing', 'error', 'unchanged', 'pending'] as const;
+export type ExportOutcome = (typeof EXPORT_OUTCOMES)[number];
+/** Steps with these outcomes made no request that changed anything and are not counted. */
+const UNCOUNTED: ReadonlySet<ExportOutcome> = new Set(['unchanged', 'pending']);
+export const COUNTED_OUTCOMES: readonly ExportOutcome[] = EXPORT_OUTCOMES.filter((o) => !UNCOUNTED.has(o));
+/** Actions that can be counted: wait and keep only ever end pending or unchanged. */
+export const COUNTED_ACTIONS: readonly ExportAction[] = EXPORT_ACTIONS.filter((a) => a !== 'wait' && a !== 'keep');
+
 export interface StepRecord {
-  readonly action: string;
-  readonly outcome: string;
+  readonly action: ExportAction;
+  readonly outcome: ExportOutcome;
   readonly why?: string;
   readonly at: string;
 }
@@ -37,7 +49,7 @@ export interface ExportDebug {
 /** Counter key: member, action, outcome. */
 type CountKey = string;
 
-export class ExportLedger {
+export class ExportRecord {
   private pools = new Map<string, PoolRecord>();
   private readonly errors = new Map<string, string>();
   private readonly counts = new Map<CountKey, number>();
@@ -75,12 +87,13 @@ export class ExportLedger {
     this.lagging = lagging;
   }
 
-  record(key: string, member: string, part: 'import' | 'pool', r: Omit<StepRecord, 'at'>): void {
+  /** Notes a step's outcome (counted unless unchanged or pending). */
+  note(key: string, member: string, part: 'import' | 'pool', r: Omit<StepRecord, 'at'>): void {
     const rec = this.pools.get(key) ?? { exporters: [], members: {} };
     this.pools.set(key, rec);
     const m = (rec.members[member] ??= {});
     m[part] = { ...r, at: new Date().toISOString() };
-    if (r.outcome === 'unchanged' || r.outcome === 'pending') return;
+    if (UNCOUNTED.has(r.outcome)) return;
     const ck = `${member}\u0000${r.action}\u0000${r.outcome}`;
     this.counts.set(ck, (this.counts.get(ck) ?? 0) + 1);
   }
@@ -109,15 +122,15 @@ export class ExportLedger {
 
   /** Registers the mcip_export_* metrics. */
   register(registry: Registry, isLeader: () => boolean, reachable: () => ReadonlyMap<string, boolean>): void {
-    const ledger = this;
+    const record = this;
     const reported = new Map<string, number>();
     new Counter({
       name: 'mcip_export_actions_total',
-      help: 'Export-controller writes by member, action (create, status, remove-entry, delete, pool-status, pool-status-remove) and outcome (written, removed, deleted, conflict, gone, full, namespace-missing, error).',
+      help: `Export-controller steps that had something to do, by member, action (${COUNTED_ACTIONS.join(', ')}) and outcome (${COUNTED_OUTCOMES.join(', ')}); a failed request is outcome error with the action it was for.`,
       labelNames: ['member', 'action', 'outcome'] as const,
       registers: [registry],
       collect() {
-        for (const c of ledger.actionCounts()) {
+        for (const c of record.actionCounts()) {
           const k = `${c.member}\u0000${c.action}\u0000${c.outcome}`;
           const delta = c.value - (reported.get(k) ?? 0);
           if (delta > 0) this.inc({ member: c.member, action: c.action, outcome: c.outcome }, delta);
@@ -138,7 +151,7 @@ export class ExportLedger {
       help: 'InferencePool namespace/names exported by at least one member.',
       registers: [registry],
       collect() {
-        this.set([...ledger.pools.values()].filter((p) => p.exporters.length > 0).length);
+        this.set([...record.pools.values()].filter((p) => p.exporters.length > 0).length);
       },
     });
     new Gauge({
@@ -147,7 +160,7 @@ export class ExportLedger {
       labelNames: ['member'] as const,
       registers: [registry],
       collect() {
-        for (const [member, n] of ledger.lagging) this.set({ member }, n);
+        for (const [member, n] of record.lagging) this.set({ member }, n);
       },
     });
     new Gauge({
