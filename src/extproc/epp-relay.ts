@@ -5,6 +5,7 @@
  * docs/data-path.md.
  */
 import type { Picked } from '../picker/types.js';
+import type { GuardFinding } from '../protocol/answer-guard.js';
 import type { EnvoyMessage } from '../protocol/envoy-message.js';
 import { readEppAnswer, type RelayableAnswer } from '../protocol/epp-answer.js';
 import { parentHeadersResponse } from '../protocol/responses.js';
@@ -101,13 +102,14 @@ export class EppRelay implements Processor, AttemptOwner {
       case 'malformed':
         return this.dropEpp(a, 'stream', new RouterError(ErrorCode.EppStream, 'malformed message from the EPP', { cause: answer.cause }));
       case 'spurious':
-        return this.dropEpp(a, 'stream', new RouterError(ErrorCode.EppStream, 'the EPP sent a ProcessingResponse that answers nothing'));
+        return this.refuse(a, { reason: 'spurious_answer', detail: 'a ProcessingResponse that answers nothing' });
       case 'refused':
-        this.ctx.guardReport.report(c.cluster, c.id, answer.refusal, true);
-        return this.dropEpp(a, 'refused', new RouterError(ErrorCode.EppStream, `answer refused: ${answer.refusal.detail}`));
+        return this.refuse(a, answer.refusal);
       case 'answer':
         break;
     }
+    const misfit = this.writer.waits.misfit(answer);
+    if (misfit !== undefined) return this.refuse(a, { reason: 'spurious_answer', detail: misfit });
     for (const d of answer.dropped) this.ctx.guardReport.report(c.cluster, c.id, d, false);
     if (p.t === 'committed') {
       p.silence.heard();
@@ -176,6 +178,17 @@ export class EppRelay implements Processor, AttemptOwner {
   }
 
   // ---- failures ----------------------------------------------------------------------
+
+  /**
+   * An answer Envoy must not get (the member's rules refuse it, or it answers
+   * nothing Envoy waits for): counted and warned, and the EPP is dropped like a
+   * failing one (failover before the commit, the router finishes after it).
+   */
+  private refuse(a: EppAttempt, finding: GuardFinding): void {
+    const c = a.candidate;
+    this.ctx.guardReport.report(c.cluster, c.id, finding, true);
+    this.dropEpp(a, 'refused', new RouterError(ErrorCode.EppStream, `answer refused: ${finding.detail}`));
+  }
 
   /** Gives up on an EPP the router found at fault: cancels its call and handles it as its failure. */
   private dropEpp(a: EppAttempt, reason: FailureReason, err: RouterError): void {

@@ -24,7 +24,9 @@ export type GuardReason =
   | 'destination_denied'
   | 'header_not_allowed'
   | 'metadata_namespace'
-  | 'unsupported_answer';
+  | 'unsupported_answer'
+  /** An answer to nothing Envoy waits for (out of order, a second answer, the wrong kind, empty): refused by the relay. */
+  | 'spurious_answer';
 
 export interface GuardFinding {
   readonly reason: GuardReason;
