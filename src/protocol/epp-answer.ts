@@ -77,6 +77,8 @@ class AnswerReader extends GuardWalk {
   retryAfter: string | undefined;
   metadata = false;
   overridesTimeout = false;
+  /** A mode_override was seen: the rules' verdict on it counts whatever the member. */
+  overridesMode = false;
   /** The destination list as the EPP sent it, once cut to its first entry in the header. */
   list: string | undefined;
   private primary: Buffer | undefined;
@@ -89,6 +91,7 @@ class AnswerReader extends GuardWalk {
     this.last = 0;
     this.metadata = false;
     this.overridesTimeout = false;
+    this.overridesMode = false;
     this.clearMember();
   }
 
@@ -108,7 +111,7 @@ class AnswerReader extends GuardWalk {
 
   /** Whether the rules' verdict counts: an answer that can change something besides body bytes. */
   judged(): boolean {
-    return this.metadata || (this.last !== 0 && (!isBody(this.last) || this.bodyChanges));
+    return this.metadata || this.overridesMode || (this.last !== 0 && (!isBody(this.last) || this.bodyChanges));
   }
 
   protected override enterMember(no: number): void {
@@ -121,6 +124,7 @@ class AnswerReader extends GuardWalk {
     if (level !== Level.Answer) return;
     if (no === F.DYNAMIC_METADATA) this.metadata = true;
     else if (no === F.OVERRIDE_MESSAGE_TIMEOUT) this.overridesTimeout = true;
+    else if (no === F.MODE_OVERRIDE) this.overridesMode = true;
   }
 
   override field(level: number, buf: Buffer, no: number, start: number, end: number): Rewrite {

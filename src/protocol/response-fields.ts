@@ -9,8 +9,12 @@ export const REQUEST_TRAILERS = 5;
 export const RESPONSE_TRAILERS = 6;
 export const IMMEDIATE_RESPONSE = 7;
 export const DYNAMIC_METADATA = 8;
+export const MODE_OVERRIDE = 9;
 export const OVERRIDE_MESSAGE_TIMEOUT = 10;
 export const STREAMED_IMMEDIATE_RESPONSE = 11;
+// ProcessingMode (envoy/extensions/filters/http/ext_proc/v3/processing_mode.proto): the body modes
+export const MODE_REQUEST_BODY = 3;
+export const MODE_RESPONSE_BODY = 4;
 // HeadersResponse.response / BodyResponse.response
 export const COMMON_RESPONSE = 1;
 // CommonResponse

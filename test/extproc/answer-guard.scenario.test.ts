@@ -149,3 +149,25 @@ describe('a hostile EPP', () => {
     expect(f.sc!.observer.outcomes().filter((o) => o === 'fail_open')).toHaveLength(3);
   });
 });
+
+describe('a mode_override in an EPP answer', () => {
+  it('to FULL_DUPLEX_STREAMED is dropped and counted; the rest of the answer reaches Envoy', async () => {
+    await start({ answer: () => ({ ...routeTo('10.1.0.7:8000'), mode_override: { response_body_mode: 4 } }) });
+    const r = await f.sc!.envoy.run(req('local.example'), { requestBodyMode: 'STREAMED', responseBodyMode: 'STREAMED', messageTimeoutMs: 5000 });
+    expect(r.status).toBe(200);
+    expect(r.destination).toBe('10.1.0.7:8000');
+    const answers = r.messages.filter((m) => m.dir === 'in' && m.type === 'request_headers');
+    expect(answers).toHaveLength(1);
+    expect(JSON.stringify(answers[0]!.message)).not.toContain('mode_override');
+    expect(f.sc!.observer.guarded).toEqual([{ cluster: 'cluster-a', reason: 'mode_override' }]);
+  });
+
+  it('to other modes is relayed as sent', async () => {
+    await start({ answer: () => ({ ...routeTo('10.1.0.7:8000'), mode_override: { response_body_mode: 2 } }) });
+    const r = await f.sc!.envoy.run(req('local.example'), { requestBodyMode: 'STREAMED', responseBodyMode: 'STREAMED', messageTimeoutMs: 5000 });
+    expect(r.status).toBe(200);
+    const answer = r.messages.find((m) => m.dir === 'in' && m.type === 'request_headers')!;
+    expect(JSON.stringify(answer.message)).toContain('mode_override');
+    expect(f.sc!.observer.guarded).toEqual([]);
+  });
+});
