@@ -4,6 +4,7 @@
  */
 import type { BodyPhase } from '../protocol/codec.js';
 import { streamedBody } from '../protocol/responses.js';
+import { retain } from './held-bytes.js';
 
 const EMPTY: Buffer = Buffer.alloc(0);
 
@@ -27,7 +28,7 @@ export class EchoLedger {
     this.started = true;
     if (this.echoEnded) return;
     if (chunk.length > 0) {
-      this.chunks.push(chunk);
+      this.chunks.push(retain(chunk));
       this.unechoed += chunk.length;
     }
     if (endOfStream) this.bodyEnded = true;

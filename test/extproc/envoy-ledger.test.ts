@@ -184,3 +184,18 @@ describe('EnvoyLedger: whether an EPP answer fits what Envoy waits for', () => {
     expect(x.misfit(answer(next))).toBe(why);
   });
 });
+
+describe('EchoLedger: views of a larger read', () => {
+  it('keeps a small body chunk of a large socket read as a copy: what it holds keeps at most max(4 x its size, 8 KiB) alive', () => {
+    const read = Buffer.allocUnsafeSlow(64 * 1024).fill(0x61);
+    const l = new EchoLedger();
+    l.add(read.subarray(10, 20), true);
+    const held = (l as unknown as { chunks: Buffer[] }).chunks[0]!;
+    expect(held.toString()).toBe('aaaaaaaaaa');
+    expect(held.buffer).not.toBe(read.buffer);
+    expect(held.buffer.byteLength).toBeLessThanOrEqual(8 * 1024);
+    const out: Buffer[] = [];
+    l.finish('request_body', out);
+    expect(describeOut(out)).toEqual(['request_body:aaaaaaaaaa:eos']);
+  });
+});
