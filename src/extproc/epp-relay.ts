@@ -171,7 +171,7 @@ export class EppRelay implements Processor, AttemptOwner {
       () => this.writer.isBackedUp,
       (ms) => this.dropEpp(a, 'timeout', new RouterError(ErrorCode.EppUnavailable, `the EPP sent nothing for eppStallTimeoutMs (${ms} ms) while Envoy waited on it`)),
     );
-    this.phase = { t: 'committed', attempt: a, silence };
+    this.leave({ t: 'committed', attempt: a, silence });
     this.writer.produceFrom(eppFlow(a, silence));
     this.writer.relay(answer);
     silence.watch();
@@ -210,7 +210,7 @@ export class EppRelay implements Processor, AttemptOwner {
       this.routerTakesOver(parentHeadersResponse(next.parent.address));
       return;
     }
-    this.phase = { t: 'attempting', attempt: this.attemptOn(next, p.replay!.messages), replay: p.replay };
+    this.leave({ t: 'attempting', attempt: this.attemptOn(next, p.replay!.messages), replay: p.replay });
   }
 
   /** No attempt is left: fail open, or answer the error (failover-plan.ts). */
@@ -252,7 +252,7 @@ export class EppRelay implements Processor, AttemptOwner {
     this.envoy.finish(outcome);
   }
 
-  /** Moves to `next`: the committed phase's silence watch does not outlive it. Returns the phase left. */
+  /** The one way the phase changes: the committed phase's silence watch does not outlive it. Returns the phase left. */
   private leave(next: RelayPhase): RelayPhase {
     const p = this.phase;
     if (p.t === 'committed') p.silence.stop();
