@@ -6,6 +6,7 @@
 import { GuardWalk, Level, type AnswerRules, type GuardFinding } from './answer-guard.js';
 import type { ResponseCase } from './codec.js';
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
+import { PHASE_BY_RESPONSE_FIELD } from './phases.js';
 import * as F from './response-fields.js';
 import { primaryEndpoint, type DestinationHeaderMode } from './responses.js';
 import { cursor, dropField, findLast, found, lenField, readBool, readInt32, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, WIRE_VARINT, type Rewrite } from './wire-walk.js';
@@ -44,11 +45,12 @@ export type EppAnswer =
   | { readonly t: 'refused'; readonly refusal: GuardFinding };
 
 const NOTHING_DROPPED: readonly GuardFinding[] = Object.freeze([]);
-const CASES: readonly (AnswerCase | undefined)[] = [
-  undefined, 'request_headers', 'response_headers', 'request_body', 'response_body',
-  'request_trailers', 'response_trailers', 'immediate_response',
-  undefined, undefined, undefined, 'streamed_immediate_response',
-];
+/** What the member numbered `no` of ProcessingResponse.response answers. */
+function answerCase(no: number): AnswerCase | undefined {
+  if (no === F.IMMEDIATE_RESPONSE) return 'immediate_response';
+  if (no === F.STREAMED_IMMEDIATE_RESPONSE) return 'streamed_immediate_response';
+  return PHASE_BY_RESPONSE_FIELD[no]?.name;
+}
 
 const enum ReaderLevel {
   /** A HeaderValueOption whose destination list is cut to its first entry. */
@@ -239,7 +241,7 @@ export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader
   } catch (cause) {
     return { t: 'malformed', cause };
   }
-  const c = reader.last === 0 ? (reader.overridesTimeout ? 'override_message_timeout' : undefined) : CASES[reader.last]!;
+  const c = reader.last === 0 ? (reader.overridesTimeout ? 'override_message_timeout' : undefined) : answerCase(reader.last);
   if (c === undefined) return { t: 'spurious' };
   const judged = reader.judged();
   if (judged && reader.refusal !== undefined) return { t: 'refused', refusal: reader.refusal };
