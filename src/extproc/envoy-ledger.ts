@@ -1,97 +1,38 @@
 /**
- * What Envoy still waits for on one ext_proc stream, so the router can answer
- * it at any point (docs/protocol.md §1, "Body modes"): a count of unanswered messages per
- * phase, and for a FULL_DUPLEX_STREAMED body the bytes not echoed yet.
+ * The one owner of an ext_proc stream's order, both ways (docs/protocol.md §1):
+ * the order in which Envoy sends its messages, what Envoy still waits for (a
+ * count of unanswered messages per phase, and for a FULL_DUPLEX_STREAMED body
+ * the bytes not echoed yet), and whether an answer fits what Envoy waits for,
+ * so the router can answer Envoy at any point and relays nothing Envoy would
+ * take as spurious.
+ *
+ * Envoy's order: per direction, headers once, then body chunks, then trailers,
+ * nothing after the direction ended (end_of_stream on headers or a body chunk,
+ * or trailers); the response path only after the request path began. A stream
+ * may begin without request headers (request_header_mode SKIP): the request
+ * body and the response path keep their order rules except that response
+ * headers need not come first. A message out of that order is a protocol
+ * violation (INVALID_ARGUMENT naming it).
  */
 import { BodySendMode } from '../protocol/constants.js';
-import type { BodyPhase, ProtocolConfiguration } from '../protocol/codec.js';
+import type { ProtocolConfiguration } from '../protocol/codec.js';
 import type { EnvoyMessage } from '../protocol/envoy-message.js';
 import type { RelayableAnswer } from '../protocol/epp-answer.js';
-import { continueBody, continueHeaders, continueTrailers, streamedBody } from '../protocol/responses.js';
+import { PHASES, REQUEST_BODY, REQUEST_HEADERS, REQUEST_TRAILERS, RESPONSE_BODY, RESPONSE_HEADERS, RESPONSE_TRAILERS } from '../protocol/phases.js';
+import { continueBody, continueHeaders, continueTrailers } from '../protocol/responses.js';
+import { EchoLedger } from './echo-ledger.js';
+import { ErrorCode, RouterError } from './errors.js';
 import type { HeldBound, HeldBytes } from './held-bytes.js';
 
-const EMPTY: Buffer = Buffer.alloc(0);
+export { EchoLedger } from './echo-ledger.js';
 
-/**
- * One FULL_DUPLEX_STREAMED body direction: Envoy's bytes not echoed yet (views
- * into Envoy's messages, let go as they are echoed). M echoes may answer N
- * chunks; an echo longer than what is pending (an EPP that rewrites the body) is clamped.
- */
-export class EchoLedger {
-  private chunks: Buffer[] = [];
-  private offset = 0;
-  private unechoed = 0;
-  /** Envoy's body ended with end_of_stream on a body message (not by trailers). */
-  private bodyEnded = false;
-  /** The echo sent end_of_stream: this direction's body is complete. */
-  private echoEnded = false;
-
-  add(chunk: Buffer, endOfStream: boolean): void {
-    if (this.echoEnded) return;
-    if (chunk.length > 0) {
-      this.chunks.push(chunk);
-      this.unechoed += chunk.length;
-    }
-    if (endOfStream) this.bodyEnded = true;
-  }
-
-  /** `bytes` more bytes were echoed (and the echo ended when `endOfStream`). */
-  echoed(bytes: number, endOfStream: boolean): void {
-    let left = Math.min(bytes, this.unechoed);
-    this.unechoed -= left;
-    while (left > 0) {
-      const head = this.chunks[0]!;
-      const avail = head.length - this.offset;
-      if (left < avail) {
-        this.offset += left;
-        left = 0;
-      } else {
-        left -= avail;
-        this.chunks.shift();
-        this.offset = 0;
-      }
-    }
-    if (endOfStream) this.close();
-  }
-
-  /** Bytes Envoy sent that were not echoed yet. */
-  get pending(): number {
-    return this.unechoed;
-  }
-
-  /** Nothing left to echo: every byte echoed, and the echo ended if Envoy's body did. */
-  get complete(): boolean {
-    return this.echoEnded || (this.unechoed === 0 && !this.bodyEnded);
-  }
-
-  /** Appends the rest of the echo to `out`, the last piece with end_of_stream if Envoy's body ended with it. */
-  finish(phase: BodyPhase, out: Buffer[]): void {
-    if (this.echoEnded) return;
-    const eos = this.bodyEnded;
-    const pieces = this.chunks;
-    if (pieces.length > 0 && this.offset > 0) pieces[0] = pieces[0]!.subarray(this.offset);
-    if (pieces.length === 0 && eos) out.push(streamedBody(phase, EMPTY, true));
-    for (let i = 0; i < pieces.length; i++) out.push(streamedBody(phase, pieces[i]!, eos && i === pieces.length - 1));
-    this.chunks = [];
-    this.offset = 0;
-    this.unechoed = 0;
-    if (eos) this.close();
-  }
-
-  private close(): void {
-    this.echoEnded = true;
-    this.chunks = [];
-    this.offset = 0;
-    this.unechoed = 0;
-  }
-}
-
-const REQUEST_HEADERS = 0;
-const REQUEST_BODY = 1;
-const REQUEST_TRAILERS = 2;
-const RESPONSE_HEADERS = 3;
-const RESPONSE_BODY = 4;
-const RESPONSE_TRAILERS = 5;
+// What Envoy sent so far, for its order rules.
+const SEEN_ANY = 1;
+const SEEN_REQUEST_HEADERS = 2;
+const REQUEST_ENDED = 4;
+const SEEN_RESPONSE_HEADERS = 8;
+const SEEN_RESPONSE_ANY = 16;
+const RESPONSE_ENDED = 32;
 
 export class EnvoyLedger {
   readonly requestDuplex: boolean;
@@ -110,6 +51,8 @@ export class EnvoyLedger {
   inputEnded = false;
   /** Unechoed bytes of both directions, as last counted in `held`. */
   private heldNow = 0;
+  /** What Envoy sent so far (SEEN_* and *_ENDED bits). */
+  private seen = 0;
 
   constructor(
     protocol: ProtocolConfiguration | null,
@@ -121,8 +64,12 @@ export class EnvoyLedger {
     if (this.responseDuplex) this.responseEcho = new EchoLedger();
   }
 
-  /** Envoy sent `m`. Returns the held-bytes bound a FULL_DUPLEX_STREAMED body chunk passed, if any. */
+  /**
+   * Envoy sent `m`. Returns the held-bytes bound a FULL_DUPLEX_STREAMED body
+   * chunk passed, if any; throws a protocol error when `m` is out of order.
+   */
   fromEnvoy(m: EnvoyMessage): HeldBound | undefined {
+    if (m.case !== 'none') this.checkOrder(m.case, m.endOfStream);
     const n = this.unanswered;
     switch (m.case) {
       case 'request_headers':
@@ -159,6 +106,36 @@ export class EnvoyLedger {
         return;
       case 'none':
         return;
+    }
+  }
+
+  /**
+   * Why `a` is not an answer Envoy waits for (Envoy would take it as spurious
+   * and fail the request), or undefined when it fits: an answer to nothing
+   * pending, a second answer to one message, an answer ahead of an earlier
+   * message's of its direction, a body answer that is not a streamed_response in
+   * FULL_DUPLEX_STREAMED (or is one in another mode), anything after an
+   * immediate response. immediate_response
+   * fits at any time; override_message_timeout answers nothing and always fits.
+   */
+  misfit(a: RelayableAnswer): string | undefined {
+    if (this.immediate) return `${a.case} answer after an immediate_response ended processing`;
+    switch (a.case) {
+      case 'request_headers':
+      case 'response_headers':
+        return this.unanswered[PHASE_OF[a.case]]! > 0 ? undefined : `${a.case} answer with no ${a.case} message unanswered`;
+      case 'request_body':
+        return this.bodyMisfit(REQUEST_BODY, this.requestEcho, a.streamed);
+      case 'response_body':
+        return this.bodyMisfit(RESPONSE_BODY, this.responseEcho, a.streamed);
+      case 'request_trailers':
+        return this.trailersMisfit(REQUEST_TRAILERS);
+      case 'response_trailers':
+        return this.trailersMisfit(RESPONSE_TRAILERS);
+      case 'immediate_response':
+      case 'streamed_immediate_response':
+      case 'override_message_timeout':
+        return undefined;
     }
   }
 
@@ -257,4 +234,62 @@ export class EnvoyLedger {
   private answered(i: number): void {
     if (this.unanswered[i]! > 0) this.unanswered[i]!--;
   }
+
+  /** A body answer (phase `i`) before its direction's headers answer, or with nothing to answer. */
+  private bodyMisfit(i: number, echo: EchoLedger | undefined, streamed: boolean): string | undefined {
+    const name = PHASES[i]!.name;
+    if (this.unanswered[i - 1]! > 0) return `${name} answer before the ${PHASES[i - 1]!.name} answer`;
+    if (echo === undefined) {
+      if (streamed) return `${name} streamed_response outside FULL_DUPLEX_STREAMED`;
+      return this.unanswered[i]! > 0 ? undefined : `${name} answer with no ${name} message unanswered`;
+    }
+    if (!streamed) return `${name} answer that is not a streamed_response in FULL_DUPLEX_STREAMED`;
+    return echo.open ? undefined : `${name} streamed_response with no ${name} to echo (none sent, or its echo ended)`;
+  }
+
+  /** A trailers answer (phase `i`) ahead of its direction's headers or body answers, or with nothing to answer. */
+  private trailersMisfit(i: number): string | undefined {
+    const name = PHASES[i]!.name;
+    const n = this.unanswered;
+    if (n[i - 2]! > 0) return `${name} answer before the ${PHASES[i - 2]!.name} answer`;
+    if (n[i - 1]! > 0) return `${name} answer before the ${PHASES[i - 1]!.name} answers`;
+    return n[i]! > 0 ? undefined : `${name} answer with no ${name} message unanswered`;
+  }
+
+  /** Envoy's order rules (see the top of this file). */
+  private checkOrder(phase: EnvoyMessage['case'], endOfStream: boolean): void {
+    const s = this.seen;
+    let v: string | undefined;
+    switch (phase) {
+      case 'request_headers':
+        if (s & SEEN_REQUEST_HEADERS) v = 'request_headers sent twice';
+        else if (s !== 0) v = 'request_headers after other messages of the stream';
+        else this.seen = SEEN_ANY | SEEN_REQUEST_HEADERS | (endOfStream ? REQUEST_ENDED : 0);
+        break;
+      case 'request_body':
+      case 'request_trailers':
+        if (s & REQUEST_ENDED) v = `${phase} after the request ended (end_of_stream or trailers)`;
+        else if (s & SEEN_RESPONSE_ANY && !(s & SEEN_REQUEST_HEADERS)) v = `${phase} after the response path began`;
+        else this.seen = s | SEEN_ANY | (endOfStream ? REQUEST_ENDED : 0);
+        break;
+      case 'response_headers':
+        if (s === 0) v = 'response_headers before any request message';
+        else if (s & SEEN_RESPONSE_HEADERS) v = 'response_headers sent twice';
+        else if (s & SEEN_RESPONSE_ANY) v = 'response_headers after a response body or trailers';
+        else this.seen = s | SEEN_RESPONSE_HEADERS | SEEN_RESPONSE_ANY | (endOfStream ? RESPONSE_ENDED : 0);
+        break;
+      case 'response_body':
+      case 'response_trailers':
+        if (s === 0) v = `${phase} before any request message`;
+        else if (s & SEEN_REQUEST_HEADERS && !(s & SEEN_RESPONSE_HEADERS)) v = `${phase} before response_headers`;
+        else if (s & RESPONSE_ENDED) v = `${phase} after the response ended (end_of_stream or trailers)`;
+        else this.seen = s | SEEN_RESPONSE_ANY | (endOfStream ? RESPONSE_ENDED : 0);
+        break;
+      case 'none':
+        break;
+    }
+    if (v !== undefined) throw new RouterError(ErrorCode.Protocol, `out of order: ${v}`);
+  }
 }
+
+const PHASE_OF = { request_headers: REQUEST_HEADERS, response_headers: RESPONSE_HEADERS } as const;

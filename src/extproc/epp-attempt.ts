@@ -39,22 +39,22 @@ export interface AttemptSettings {
 type Timer = NodeJS.Timeout;
 
 /** Waiting for the EPP's channel; Envoy's messages queue in `pending`. */
-type Connecting = { readonly kind: 'connecting'; readonly pending: Buffer[]; answerDeadline: Timer | undefined };
+type Connecting = { readonly t: 'connecting'; readonly pending: Buffer[]; answerDeadline: Timer | undefined };
 /** The call is open and the EPP has not answered yet; `backlog` is set while the call cannot take more. */
-type Open = { readonly kind: 'open'; readonly call: EppCall; answerDeadline: Timer | undefined; backlog: { readonly readDeadline: Timer | undefined } | undefined };
+type Open = { readonly t: 'open'; readonly call: EppCall; answerDeadline: Timer | undefined; backlog: { readonly readDeadline: Timer | undefined } | undefined };
 /** The EPP sent its first message: no deadline of this attempt applies any more. */
-type Answered = { readonly kind: 'answered'; readonly call: EppCall; backedUp: boolean };
+type Answered = { readonly t: 'answered'; readonly call: EppCall; backedUp: boolean };
 /** Over without a report; the half-closed call is left for the EPP to end, and cancelled when `grace` fires. */
-type Released = { readonly kind: 'released'; readonly call: EppCall; readonly grace: Timer };
+type Released = { readonly t: 'released'; readonly call: EppCall; readonly grace: Timer };
 type Live = Connecting | Open | Answered;
-type Phase = Live | Released | { readonly kind: 'ended' };
+type Phase = Live | Released | { readonly t: 'ended' };
 
 /** Whether this attempt holds Envoy paused: while connecting, and while the open call is backed up. */
 function holdsEnvoy(p: Live): boolean {
-  return p.kind === 'connecting' || (p.kind === 'open' ? p.backlog !== undefined : p.backedUp);
+  return p.t === 'connecting' || (p.t === 'open' ? p.backlog !== undefined : p.backedUp);
 }
 
-const ENDED: Phase = { kind: 'ended' };
+const ENDED: Phase = { t: 'ended' };
 
 export class EppAttempt {
   private phase: Phase;
@@ -69,7 +69,7 @@ export class EppAttempt {
     private readonly owner: AttemptOwner,
     replay: readonly Buffer[],
   ) {
-    this.phase = { kind: 'connecting', pending: replay.slice(), answerDeadline: undefined };
+    this.phase = { t: 'connecting', pending: replay.slice(), answerDeadline: undefined };
     envoy.pause();
     settings.pool.ready(candidate.epp).then(
       () => this.open(),
@@ -80,15 +80,15 @@ export class EppAttempt {
   /** Sends one of Envoy's messages (after the replayed ones). */
   forward(msg: Buffer): void {
     const p = this.phase;
-    if (p.kind === 'connecting') p.pending.push(msg);
-    else if (p.kind === 'open' || p.kind === 'answered') this.write(p, msg);
+    if (p.t === 'connecting') p.pending.push(msg);
+    else if (p.t === 'open' || p.t === 'answered') this.write(p, msg);
   }
 
   /** Envoy half-closed: so does the EPP call, once open. */
   endInput(): void {
     this.inputEnded = true;
     const p = this.phase;
-    if (p.kind === 'open' || p.kind === 'answered') p.call.end();
+    if (p.t === 'open' || p.t === 'answered') p.call.end();
   }
 
   /**
@@ -101,7 +101,7 @@ export class EppAttempt {
   arm(): void {
     const p = this.phase;
     const ms = this.settings.attemptTimeoutMs;
-    if ((p.kind !== 'connecting' && p.kind !== 'open') || p.answerDeadline !== undefined || ms <= 0) return;
+    if ((p.t !== 'connecting' && p.t !== 'open') || p.answerDeadline !== undefined || ms <= 0) return;
     p.answerDeadline = setTimeout(() => {
       this.failed('timeout', new RouterError(ErrorCode.EppUnavailable, `the EPP sent no answer within attemptTimeoutMs (${ms} ms)`));
     }, ms);
@@ -110,12 +110,12 @@ export class EppAttempt {
   /** Envoy's side is backed up: stop reading the EPP. */
   pauseEpp(): void {
     const p = this.phase;
-    if (p.kind === 'open' || p.kind === 'answered') p.call.pause();
+    if (p.t === 'open' || p.t === 'answered') p.call.pause();
   }
 
   resumeEpp(): void {
     const p = this.phase;
-    if (p.kind === 'open' || p.kind === 'answered') p.call.resume();
+    if (p.t === 'open' || p.t === 'answered') p.call.resume();
   }
 
   /** Ends the attempt without a report (the stream closed, or the owner gave up on it): cancels the call. */
@@ -135,23 +135,23 @@ export class EppAttempt {
    */
   release(): void {
     const p = this.phase;
-    if ((p.kind !== 'open' && p.kind !== 'answered') || !this.inputEnded) {
+    if ((p.t !== 'open' && p.t !== 'answered') || !this.inputEnded) {
       this.dispose();
       return;
     }
     const call = this.end()!;
     call.resume(); // read to the end even if the owner had paused it
     const grace = setTimeout(() => {
-      this.phase = ENDED;
+      this.enter(ENDED);
       call.cancel();
     }, this.settings.releaseGraceMs);
     grace.unref();
-    this.phase = { kind: 'released', call, grace };
+    this.enter({ t: 'released', call, grace });
   }
 
   private open(): void {
     const p = this.phase;
-    if (p.kind !== 'connecting') return;
+    if (p.t !== 'connecting') return;
     let call: EppCall;
     try {
       call = this.settings.pool.call(this.candidate.epp, this.envoy.forwardedHeaders());
@@ -164,8 +164,8 @@ export class EppAttempt {
     call.on('end', this.onEnd);
     call.on('error', this.onError);
     // Envoy stays held while the replay is written: a call failing meanwhile resumes it.
-    const open: Open = { kind: 'open', call, answerDeadline: p.answerDeadline, backlog: { readDeadline: undefined } };
-    this.phase = open;
+    const open: Open = { t: 'open', call, answerDeadline: p.answerDeadline, backlog: { readDeadline: undefined } };
+    this.enter(open);
     let full = false;
     for (const msg of p.pending) full = !call.write(msg) || full;
     if (this.phase !== open) return;
@@ -188,7 +188,7 @@ export class EppAttempt {
 
   /** Holds Envoy (each hold is paused and resumed once) until the call drains. */
   private backUp(p: Open | Answered, envoyHeld = false): void {
-    if (p.kind === 'answered') {
+    if (p.t === 'answered') {
       if (p.backedUp) return;
       p.backedUp = true;
     } else {
@@ -209,10 +209,10 @@ export class EppAttempt {
 
   private readonly onDrain = (): void => {
     const p = this.phase;
-    if (p.kind === 'open' && p.backlog !== undefined) {
+    if (p.t === 'open' && p.backlog !== undefined) {
       clearTimeout(p.backlog.readDeadline);
       p.backlog = undefined;
-    } else if (p.kind === 'answered' && p.backedUp) {
+    } else if (p.t === 'answered' && p.backedUp) {
       p.backedUp = false;
     } else {
       return;
@@ -222,12 +222,12 @@ export class EppAttempt {
 
   private readonly onData = (msg: Buffer): void => {
     const p = this.phase;
-    if (p.kind === 'open') {
+    if (p.t === 'open') {
       clearTimeout(p.answerDeadline);
       clearTimeout(p.backlog?.readDeadline);
-      this.phase = { kind: 'answered', call: p.call, backedUp: p.backlog !== undefined };
+      this.enter({ t: 'answered', call: p.call, backedUp: p.backlog !== undefined });
       this.settings.observer.eppFirstResponse(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
-    } else if (p.kind !== 'answered') {
+    } else if (p.t !== 'answered') {
       return;
     }
     this.owner.onEppMessage(this, msg);
@@ -241,23 +241,28 @@ export class EppAttempt {
 
   private readonly onError = (err: ServiceError): void => {
     if (this.settled()) return;
-    this.failed(classify(err, this.phase.kind === 'answered'), err);
+    this.failed(classify(err, this.phase.t === 'answered'), err);
   };
 
   /** True when no report is due any more; a released call's end or failure just ends it. */
   private settled(): boolean {
     const p = this.phase;
-    if (p.kind === 'released') {
+    if (p.t === 'released') {
       clearTimeout(p.grace);
-      this.phase = ENDED;
+      this.enter(ENDED);
     }
-    return this.phase.kind === 'ended';
+    return this.phase.t === 'ended';
   }
 
   private failed(reason: FailureReason, err: unknown): void {
-    if (this.phase.kind === 'released' || this.phase.kind === 'ended') return;
+    if (this.phase.t === 'released' || this.phase.t === 'ended') return;
     this.end()?.cancel();
     this.owner.onEppFailure(this, reason, err);
+  }
+
+  /** The one way the phase changes (after the constructor's first). */
+  private enter(next: Phase): void {
+    this.phase = next;
   }
 
   /**
@@ -267,13 +272,13 @@ export class EppAttempt {
    */
   private end(): EppCall | undefined {
     const p = this.phase;
-    if (p.kind === 'released' || p.kind === 'ended') return undefined;
-    this.phase = ENDED;
-    if (p.kind !== 'answered') clearTimeout(p.answerDeadline);
-    if (p.kind === 'open') clearTimeout(p.backlog?.readDeadline);
+    if (p.t === 'released' || p.t === 'ended') return undefined;
+    this.enter(ENDED);
+    if (p.t !== 'answered') clearTimeout(p.answerDeadline);
+    if (p.t === 'open') clearTimeout(p.backlog?.readDeadline);
     if (holdsEnvoy(p)) this.envoy.resume();
     this.settings.observer.eppStreamFinished(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
-    return p.kind === 'connecting' ? undefined : p.call;
+    return p.t === 'connecting' ? undefined : p.call;
   }
 }
 

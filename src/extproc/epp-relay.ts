@@ -5,6 +5,7 @@
  * docs/data-path.md.
  */
 import type { Picked } from '../picker/types.js';
+import type { GuardFinding } from '../protocol/answer-guard.js';
 import type { EnvoyMessage } from '../protocol/envoy-message.js';
 import { readEppAnswer, type RelayableAnswer } from '../protocol/epp-answer.js';
 import { parentHeadersResponse } from '../protocol/responses.js';
@@ -101,13 +102,14 @@ export class EppRelay implements Processor, AttemptOwner {
       case 'malformed':
         return this.dropEpp(a, 'stream', new RouterError(ErrorCode.EppStream, 'malformed message from the EPP', { cause: answer.cause }));
       case 'spurious':
-        return this.dropEpp(a, 'stream', new RouterError(ErrorCode.EppStream, 'the EPP sent a ProcessingResponse that answers nothing'));
+        return this.refuse(a, { reason: 'spurious_answer', detail: 'a ProcessingResponse that answers nothing' });
       case 'refused':
-        this.ctx.guardReport.report(c.cluster, c.id, answer.refusal, true);
-        return this.dropEpp(a, 'refused', new RouterError(ErrorCode.EppStream, `answer refused: ${answer.refusal.detail}`));
+        return this.refuse(a, answer.refusal);
       case 'answer':
         break;
     }
+    const misfit = this.writer.waits.misfit(answer);
+    if (misfit !== undefined) return this.refuse(a, { reason: 'spurious_answer', detail: misfit });
     for (const d of answer.dropped) this.ctx.guardReport.report(c.cluster, c.id, d, false);
     if (p.t === 'committed') {
       p.silence.heard();
@@ -169,13 +171,24 @@ export class EppRelay implements Processor, AttemptOwner {
       () => this.writer.isBackedUp,
       (ms) => this.dropEpp(a, 'timeout', new RouterError(ErrorCode.EppUnavailable, `the EPP sent nothing for eppStallTimeoutMs (${ms} ms) while Envoy waited on it`)),
     );
-    this.phase = { t: 'committed', attempt: a, silence };
+    this.leave({ t: 'committed', attempt: a, silence });
     this.writer.produceFrom(eppFlow(a, silence));
     this.writer.relay(answer);
     silence.watch();
   }
 
   // ---- failures ----------------------------------------------------------------------
+
+  /**
+   * An answer Envoy must not get (the member's rules refuse it, or it answers
+   * nothing Envoy waits for): counted and warned, and the EPP is dropped like a
+   * failing one (failover before the commit, the router finishes after it).
+   */
+  private refuse(a: EppAttempt, finding: GuardFinding): void {
+    const c = a.candidate;
+    this.ctx.guardReport.report(c.cluster, c.id, finding, true);
+    this.dropEpp(a, 'refused', new RouterError(ErrorCode.EppStream, `answer refused: ${finding.detail}`));
+  }
 
   /** Gives up on an EPP the router found at fault: cancels its call and handles it as its failure. */
   private dropEpp(a: EppAttempt, reason: FailureReason, err: RouterError): void {
@@ -197,7 +210,7 @@ export class EppRelay implements Processor, AttemptOwner {
       this.routerTakesOver(parentHeadersResponse(next.parent.address));
       return;
     }
-    this.phase = { t: 'attempting', attempt: this.attemptOn(next, p.replay!.messages), replay: p.replay };
+    this.leave({ t: 'attempting', attempt: this.attemptOn(next, p.replay!.messages), replay: p.replay });
   }
 
   /** No attempt is left: fail open, or answer the error (failover-plan.ts). */
@@ -239,7 +252,7 @@ export class EppRelay implements Processor, AttemptOwner {
     this.envoy.finish(outcome);
   }
 
-  /** Moves to `next`: the committed phase's silence watch does not outlive it. Returns the phase left. */
+  /** The one way the phase changes: the committed phase's silence watch does not outlive it. Returns the phase left. */
   private leave(next: RelayPhase): RelayPhase {
     const p = this.phase;
     if (p.t === 'committed') p.silence.stop();

@@ -36,3 +36,23 @@ export class HeldBytes {
       : `the router's budget for held body bytes (extProc.heldBytesBudget, ${this.budget} bytes) is used up`;
   }
 }
+
+/** A view of a backing store this small is kept as is, whatever its share of it. */
+const SMALL_STORE_BYTES = 8 * 1024;
+
+/**
+ * `view` as kept past the moment it arrived (a replay, an echo not sent yet).
+ * The http2 transport hands Envoy's messages on as views of the socket read
+ * they came in (up to 64 KiB, shared with other streams' frames), and small
+ * buffers come from Node's shared pool (64 KiB slabs on Node 26). A view is
+ * copied into a store of its own size when its backing store is over four
+ * times its size and over 8 KiB, so a held message keeps at most
+ * max(4 x its size, 8 KiB) alive. Otherwise it is kept without a copy.
+ */
+export function retain(view: Buffer): Buffer {
+  const backing = view.buffer.byteLength;
+  if (backing <= SMALL_STORE_BYTES || backing <= 4 * view.length) return view;
+  const own = Buffer.allocUnsafeSlow(view.length);
+  view.copy(own);
+  return own;
+}

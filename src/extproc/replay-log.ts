@@ -1,9 +1,12 @@
 /**
- * Envoy's request messages as received (raw buffers, no copies: headers, body
- * chunks, trailers), kept while no EPP answer has reached Envoy, so they can be
+ * Envoy's request messages as received (headers, body chunks, trailers; raw
+ * buffers, copied only where a view would keep a much larger socket read
+ * alive: retain() in held-bytes.ts), kept while no EPP answer has reached Envoy, so they can be
  * replayed to the next candidate's EPP. Bounded: past `maxBytes` it gives up
  * (drops everything) and the request gets no failover.
  */
+import { retain } from './held-bytes.js';
+
 export class ReplayLog {
   private readonly kept: Buffer[] = [];
   private bytes = 0;
@@ -17,7 +20,7 @@ export class ReplayLog {
       this.kept.length = 0;
       return false;
     }
-    this.kept.push(msg);
+    this.kept.push(retain(msg));
     return true;
   }
 

@@ -18,7 +18,6 @@ import type { Candidate } from '../snapshot/types.js';
 import { requestAttributes } from './attributes.js';
 import { relayContext, type StreamDeps } from './deps.js';
 import { forwardedHeaders, type EppRequestHeaders } from './epp-call.js';
-import { EnvoyOrder } from './envoy-order.js';
 import { EnvoyWriter, type EnvoyCall } from './envoy-writer.js';
 import { EppRelay } from './epp-relay.js';
 import { ErrorCode, RouterError } from './errors.js';
@@ -47,7 +46,6 @@ export class ExtProcStream implements EnvoySide {
   private pool: string | undefined;
   private cluster: string | undefined;
   private decidedOutcome: StreamOutcome | undefined;
-  private readonly order = new EnvoyOrder();
   private forwarded: EppRequestHeaders | undefined;
   /** Runs until the first message (extProc.firstMessageTimeoutMs). */
   private firstTimer: NodeJS.Timeout | undefined;
@@ -129,11 +127,6 @@ export class ExtProcStream implements EnvoySide {
     }
     if (m.case === 'none') {
       this.fail(new RouterError(ErrorCode.Protocol, 'ProcessingRequest without a request member').withContext('none'));
-      return;
-    }
-    const violation = this.order.check(m.case, m.endOfStream);
-    if (violation !== undefined) {
-      this.fail(new RouterError(ErrorCode.Protocol, `out of order: ${violation}`));
       return;
     }
     try {

@@ -11,10 +11,10 @@
  * - streamed_immediate_response is not part of the EPP protocol: refused.
  * Untouched fields are copied byte for byte (unknown fields survive).
  */
-import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
+import { BodySendMode, DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
 import * as F from './response-fields.js';
 import {
-  cursor, findLast, found, mergedLen, mergedMember, oneofCase, readLenEnd, readTag, rewriteFields, skipValue,
+  cursor, findLast, found, mergedLen, mergedMember, oneofCase, readInt32, readLenEnd, readTag, rewriteFields, skipValue,
   WIRE_FIXED64, WIRE_LEN, WIRE_VARINT, type FieldRewriter, type Rewrite,
 } from './wire-walk.js';
 
@@ -24,7 +24,11 @@ export type GuardReason =
   | 'destination_denied'
   | 'header_not_allowed'
   | 'metadata_namespace'
-  | 'unsupported_answer';
+  | 'unsupported_answer'
+  /** A mode_override switching a body to a mode the relay cannot follow: dropped. */
+  | 'mode_override'
+  /** An answer to nothing Envoy waits for (out of order, a second answer, the wrong kind, empty): refused by the relay. */
+  | 'spurious_answer';
 
 export interface GuardFinding {
   readonly reason: GuardReason;
@@ -189,12 +193,36 @@ export class GuardWalk implements FieldRewriter {
 
   private answerField(buf: Buffer, no: number, start: number, end: number): Rewrite {
     if (no === F.DYNAMIC_METADATA) return rewriteFields(buf, start, end, this, Level.Metadata);
+    if (no === F.MODE_OVERRIDE) return this.modeOverride(buf, start, end);
     if (no < F.REQUEST_HEADERS || (no > F.IMMEDIATE_RESPONSE && no !== F.STREAMED_IMMEDIATE_RESPONSE)) return undefined;
     this.enterMember(no);
     if (no <= F.RESPONSE_BODY) return rewriteFields(buf, start, end, this, Level.HeadersOrBody);
     if (no <= F.RESPONSE_TRAILERS) return rewriteFields(buf, start, end, this, Level.Trailers);
     if (no === F.IMMEDIATE_RESPONSE) return rewriteFields(buf, start, end, this, Level.Immediate);
     this.refusals[Source.Member] ??= { reason: 'unsupported_answer', detail: 'streamed_immediate_response is not part of the EPP protocol' };
+    return undefined;
+  }
+
+  /**
+   * ProcessingResponse.mode_override (Envoy applies it only with allow_mode_override,
+   * on a headers answer, never in FULL_DUPLEX_STREAMED): an occurrence that would switch
+   * a body to FULL_DUPLEX_STREAMED or GRPC is dropped. Envoy would then expect echoes of
+   * a body the relay does not hold; every other mode only changes which messages Envoy
+   * sends, and the relay answers what it is sent.
+   */
+  private modeOverride(buf: Buffer, start: number, end: number): Rewrite {
+    cursor.at = start;
+    while (cursor.at < end) {
+      const tag = readTag(buf, end);
+      const no = tag >>> 3;
+      if ((no === F.MODE_REQUEST_BODY || no === F.MODE_RESPONSE_BODY) && (tag & 7) === WIRE_VARINT) {
+        const mode = readInt32(buf, end);
+        if (mode === BodySendMode.FULL_DUPLEX_STREAMED || mode === BodySendMode.GRPC) {
+          this.drop({ reason: 'mode_override', detail: `mode_override ${no === F.MODE_REQUEST_BODY ? 'request' : 'response'}_body_mode ${mode}` }, false);
+          return null;
+        }
+      } else skipValue(buf, tag & 7, end);
+    }
     return undefined;
   }
 

@@ -4,6 +4,7 @@
  * Everything the data path needs from a message after the first one.
  */
 import type { RequestCase } from './codec.js';
+import { PHASE_BY_REQUEST_FIELD, type Phase } from './phases.js';
 import { cursor, readBool, readLenEnd, readTag, skipValue, WIRE_LEN, WIRE_VARINT } from './wire-walk.js';
 
 export interface EnvoyMessage {
@@ -17,21 +18,12 @@ export interface EnvoyMessage {
   readonly raw: Buffer;
 }
 
-// ProcessingRequest members
-const REQUEST_HEADERS = 2;
-const REQUEST_BODY = 4;
-const RESPONSE_BODY = 5;
-const RESPONSE_TRAILERS = 7;
 // HttpHeaders
 const HEADERS_END_OF_STREAM = 3;
 // HttpBody
 const BODY_BYTES = 1;
 const BODY_END_OF_STREAM = 2;
 
-const CASES: readonly RequestCase[] = [
-  'none', 'none', 'request_headers', 'response_headers', 'request_body',
-  'response_body', 'request_trailers', 'response_trailers',
-];
 const EMPTY: Buffer = Buffer.alloc(0);
 
 /**
@@ -40,7 +32,7 @@ const EMPTY: Buffer = Buffer.alloc(0);
  * on malformed input.
  */
 export function readEnvoyMessage(raw: Buffer): EnvoyMessage {
-  let member = 0;
+  let member: Phase | undefined;
   let endOfStream = false;
   let bodyStart = 0;
   let bodyEnd = 0;
@@ -48,24 +40,24 @@ export function readEnvoyMessage(raw: Buffer): EnvoyMessage {
   cursor.at = 0;
   while (cursor.at < limit) {
     const tag = readTag(raw, limit);
-    const no = tag >>> 3;
-    if (no < REQUEST_HEADERS || no > RESPONSE_TRAILERS || (tag & 7) !== WIRE_LEN) {
+    const phase = PHASE_BY_REQUEST_FIELD[tag >>> 3];
+    if (phase === undefined || (tag & 7) !== WIRE_LEN) {
       skipValue(raw, tag & 7, limit);
       continue;
     }
     const end = readLenEnd(raw, limit);
-    if (no !== member) {
-      member = no;
+    if (phase !== member) {
+      member = phase;
       endOfStream = false;
       bodyStart = bodyEnd = 0;
     }
-    if (no > RESPONSE_BODY) {
+    if (phase.kind === 'trailers') {
       endOfStream = true;
       cursor.at = end;
       continue;
     }
-    const eosField = no < REQUEST_BODY ? HEADERS_END_OF_STREAM : BODY_END_OF_STREAM;
-    const body = no >= REQUEST_BODY;
+    const body = phase.kind === 'body';
+    const eosField = body ? BODY_END_OF_STREAM : HEADERS_END_OF_STREAM;
     while (cursor.at < end) {
       const t = readTag(raw, end);
       const n = t >>> 3;
@@ -78,5 +70,5 @@ export function readEnvoyMessage(raw: Buffer): EnvoyMessage {
     }
   }
   const body = bodyEnd > bodyStart ? raw.subarray(bodyStart, bodyEnd) : EMPTY;
-  return { case: CASES[member]!, endOfStream, body, raw };
+  return { case: member?.name ?? 'none', endOfStream, body, raw };
 }

@@ -6,6 +6,7 @@
 import { GuardWalk, Level, type AnswerRules, type GuardFinding } from './answer-guard.js';
 import type { ResponseCase } from './codec.js';
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
+import { PHASE_BY_RESPONSE_FIELD } from './phases.js';
 import * as F from './response-fields.js';
 import { primaryEndpoint, type DestinationHeaderMode } from './responses.js';
 import { cursor, dropField, findLast, found, lenField, readBool, readInt32, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, WIRE_VARINT, type Rewrite } from './wire-walk.js';
@@ -44,11 +45,12 @@ export type EppAnswer =
   | { readonly t: 'refused'; readonly refusal: GuardFinding };
 
 const NOTHING_DROPPED: readonly GuardFinding[] = Object.freeze([]);
-const CASES: readonly (AnswerCase | undefined)[] = [
-  undefined, 'request_headers', 'response_headers', 'request_body', 'response_body',
-  'request_trailers', 'response_trailers', 'immediate_response',
-  undefined, undefined, undefined, 'streamed_immediate_response',
-];
+/** What the member numbered `no` of ProcessingResponse.response answers. */
+function answerCase(no: number): AnswerCase | undefined {
+  if (no === F.IMMEDIATE_RESPONSE) return 'immediate_response';
+  if (no === F.STREAMED_IMMEDIATE_RESPONSE) return 'streamed_immediate_response';
+  return PHASE_BY_RESPONSE_FIELD[no]?.name;
+}
 
 const enum ReaderLevel {
   /** A HeaderValueOption whose destination list is cut to its first entry. */
@@ -77,6 +79,8 @@ class AnswerReader extends GuardWalk {
   retryAfter: string | undefined;
   metadata = false;
   overridesTimeout = false;
+  /** A mode_override was seen: the rules' verdict on it counts whatever the member. */
+  overridesMode = false;
   /** The destination list as the EPP sent it, once cut to its first entry in the header. */
   list: string | undefined;
   private primary: Buffer | undefined;
@@ -89,6 +93,7 @@ class AnswerReader extends GuardWalk {
     this.last = 0;
     this.metadata = false;
     this.overridesTimeout = false;
+    this.overridesMode = false;
     this.clearMember();
   }
 
@@ -108,7 +113,7 @@ class AnswerReader extends GuardWalk {
 
   /** Whether the rules' verdict counts: an answer that can change something besides body bytes. */
   judged(): boolean {
-    return this.metadata || (this.last !== 0 && (!isBody(this.last) || this.bodyChanges));
+    return this.metadata || this.overridesMode || (this.last !== 0 && (!isBody(this.last) || this.bodyChanges));
   }
 
   protected override enterMember(no: number): void {
@@ -121,6 +126,7 @@ class AnswerReader extends GuardWalk {
     if (level !== Level.Answer) return;
     if (no === F.DYNAMIC_METADATA) this.metadata = true;
     else if (no === F.OVERRIDE_MESSAGE_TIMEOUT) this.overridesTimeout = true;
+    else if (no === F.MODE_OVERRIDE) this.overridesMode = true;
   }
 
   override field(level: number, buf: Buffer, no: number, start: number, end: number): Rewrite {
@@ -235,7 +241,7 @@ export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader
   } catch (cause) {
     return { t: 'malformed', cause };
   }
-  const c = reader.last === 0 ? (reader.overridesTimeout ? 'override_message_timeout' : undefined) : CASES[reader.last]!;
+  const c = reader.last === 0 ? (reader.overridesTimeout ? 'override_message_timeout' : undefined) : answerCase(reader.last);
   if (c === undefined) return { t: 'spurious' };
   const judged = reader.judged();
   if (judged && reader.refusal !== undefined) return { t: 'refused', refusal: reader.refusal };

@@ -1,16 +1,21 @@
 /** Field numbers of the ext_proc answer messages the readers walk (envoy/service/ext_proc/v3/external_processor.proto and the types it uses). */
+import * as P from './phases.js';
 
-// ProcessingResponse
-export const REQUEST_HEADERS = 1;
-export const RESPONSE_HEADERS = 2;
-export const REQUEST_BODY = 3;
-export const RESPONSE_BODY = 4;
-export const REQUEST_TRAILERS = 5;
-export const RESPONSE_TRAILERS = 6;
+// ProcessingResponse: the six phases' answers (numbered in phases.ts), then the rest
+export const REQUEST_HEADERS = P.PHASES[P.REQUEST_HEADERS]!.responseField;
+export const RESPONSE_HEADERS = P.PHASES[P.RESPONSE_HEADERS]!.responseField;
+export const REQUEST_BODY = P.PHASES[P.REQUEST_BODY]!.responseField;
+export const RESPONSE_BODY = P.PHASES[P.RESPONSE_BODY]!.responseField;
+export const REQUEST_TRAILERS = P.PHASES[P.REQUEST_TRAILERS]!.responseField;
+export const RESPONSE_TRAILERS = P.PHASES[P.RESPONSE_TRAILERS]!.responseField;
 export const IMMEDIATE_RESPONSE = 7;
 export const DYNAMIC_METADATA = 8;
+export const MODE_OVERRIDE = 9;
 export const OVERRIDE_MESSAGE_TIMEOUT = 10;
 export const STREAMED_IMMEDIATE_RESPONSE = 11;
+// ProcessingMode (envoy/extensions/filters/http/ext_proc/v3/processing_mode.proto): the body modes
+export const MODE_REQUEST_BODY = 3;
+export const MODE_RESPONSE_BODY = 4;
 // HeadersResponse.response / BodyResponse.response
 export const COMMON_RESPONSE = 1;
 // CommonResponse

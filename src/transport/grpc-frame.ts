@@ -45,8 +45,19 @@ export function encodeMessage(msg: Buffer): Buffer[] {
   return parts;
 }
 
-/** Splits a stream of DATA chunks into messages; push() throws a FrameError on a message it must refuse. */
+/**
+ * Splits a stream of DATA chunks into messages; push() throws a FrameError on a
+ * message it must refuse. pause() stops delivery at once, also of the messages
+ * left in the chunk being read: they are kept (no copy) until resume().
+ */
 export class MessageReader {
+  private paused = false;
+  /** Inside push(): a resume() from a message handler just lets the loop go on. */
+  private delivering = false;
+  /** Chunks held back by a pause, the first read from `heldAt`. */
+  private held: Buffer[] | undefined;
+  private heldAt = 0;
+
   /** Bytes of a prefix not complete yet (a prefix split across chunks); allocated on the first split, as most streams never see one. */
   private head: Buffer | undefined;
   private headFill = 0;
@@ -64,10 +75,51 @@ export class MessageReader {
     return this.headFill === 0 && this.body === undefined;
   }
 
+  /** A pause holds back bytes not delivered yet. */
+  get holding(): boolean {
+    return this.held !== undefined;
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  /** Delivers what the pause held back, until paused again. May throw a FrameError, as push(). */
+  resume(): void {
+    this.paused = false;
+    if (this.delivering) return;
+    while (this.held !== undefined && !this.paused) {
+      const chunk = this.held.shift()!;
+      const at = this.heldAt;
+      this.heldAt = 0;
+      if (this.held.length === 0) this.held = undefined;
+      this.read(chunk, at);
+    }
+  }
+
   push(chunk: Buffer): void {
-    let pos = 0;
+    if (this.held !== undefined) this.held.push(chunk);
+    else this.read(chunk, 0);
+  }
+
+  private read(chunk: Buffer, from: number): void {
+    this.delivering = true;
+    try {
+      this.readFrom(chunk, from);
+    } finally {
+      this.delivering = false;
+    }
+  }
+
+  private readFrom(chunk: Buffer, from: number): void {
+    let pos = from;
     const end = chunk.length;
     while (pos < end) {
+      if (this.paused) {
+        (this.held ??= []).unshift(chunk);
+        this.heldAt = pos;
+        return;
+      }
       if (this.body !== undefined) {
         const take = Math.min(this.body.length - this.bodyFill, end - pos);
         chunk.copy(this.body, this.bodyFill, pos, pos + take);
@@ -101,7 +153,7 @@ export class MessageReader {
           continue;
         }
       }
-      this.body = Buffer.allocUnsafe(len);
+      this.body = Buffer.allocUnsafeSlow(len); // its own store: a held message pins no shared pool slab
       this.bodyFill = 0;
     }
   }

@@ -20,6 +20,8 @@ export class H2ServerCall extends EventEmitter {
   private finished = false;
   private deadline: NodeJS.Timeout | undefined;
   private meta: Metadata | undefined;
+  /** The client half-closed while a pause held back messages: 'end' follows them. */
+  private endHeld = false;
 
   constructor(
     private readonly stream: ServerHttp2Stream,
@@ -69,12 +71,22 @@ export class H2ServerCall extends EventEmitter {
     this.sendStatus(Status.OK, '');
   }
 
+  /** Stops the messages: also those left in the chunk being read (grpc-frame.ts). */
   pause(): void {
+    this.reader.pause();
     this.stream.pause();
   }
 
   resume(): void {
-    if (!this.finished) this.stream.resume();
+    if (this.finished) return;
+    this.read(() => this.reader.resume());
+    if (this.finished || this.reader.holding) return;
+    if (this.endHeld) {
+      this.endHeld = false;
+      this.onHalfClose();
+      return;
+    }
+    this.stream.resume();
   }
 
   /** Ends the call with `code` (trailers, or trailers-only when nothing was sent yet). */
@@ -102,18 +114,26 @@ export class H2ServerCall extends EventEmitter {
   }
 
   private readonly onChunk = (chunk: Buffer): void => {
-    if (this.finished) return;
+    if (!this.finished) this.read(() => this.reader.push(chunk));
+  };
+
+  /** Runs a step of the reader; a message it must refuse ends the call. */
+  private read(step: () => void): void {
     try {
-      this.reader.push(chunk);
+      step();
     } catch (err) {
       if (!(err instanceof FrameError)) throw err;
       this.sendStatus(err.code, err.message);
       this.emit('cancelled');
     }
-  };
+  }
 
   private readonly onHalfClose = (): void => {
     if (this.finished) return;
+    if (this.reader.holding) {
+      this.endHeld = true; // the half-close comes after the messages a pause holds back
+      return;
+    }
     if (!this.reader.idle) {
       this.sendStatus(Status.INTERNAL, 'the request ended inside a message');
       this.emit('cancelled');

@@ -144,3 +144,58 @@ describe('EnvoyLedger: held bytes', () => {
     expect(held.total).toBe(0);
   });
 });
+
+describe('EnvoyLedger: whether an EPP answer fits what Envoy waits for', () => {
+  const answer = (msg: Buffer) => {
+    const a = readEppAnswer(msg, RULES, 'list');
+    if (a.t !== 'answer') throw new Error(`not an answer: ${a.t}`);
+    return a;
+  };
+  const headersAnswer = destinationHeadersResponse('request_headers', '10.0.0.1:8000');
+  const BUFFERED: ProtocolConfiguration = { request_body_mode: 2, response_body_mode: 2, send_body_without_waiting_for_header_response: false };
+
+  it('fits: each answer to its pending message, in order; immediate_response and override_message_timeout at any time', () => {
+    const x = new EnvoyLedger(STREAMED, undefined);
+    x.fromEnvoy(envoyMsg(headersMsg({ protocol: null })));
+    x.fromEnvoy(envoyMsg(bodyMsg('request_body', 'a', false)));
+    expect(x.misfit(answer(encodeResponse({ override_message_timeout: { seconds: 1 } })))).toBeUndefined();
+    expect(x.misfit(answer(encodeResponse({ immediate_response: { status: { code: 400 } } })))).toBeUndefined();
+    expect(x.misfit(answer(headersAnswer))).toBeUndefined();
+    fromEpp(x, headersAnswer);
+    expect(x.misfit(answer(encodeResponse({ request_body: {} })))).toBeUndefined();
+  });
+
+  it.each<[string, ProtocolConfiguration | null, Buffer[], Buffer[], Buffer, string]>([
+    ['a second headers answer', null, [headersMsg({ protocol: null })], [headersAnswer], headersAnswer, 'request_headers answer with no request_headers message unanswered'],
+    ['trailers never sent', BUFFERED, [headersMsg({ protocol: null })], [headersAnswer], encodeResponse({ request_trailers: {} }), 'request_trailers answer with no request_trailers message unanswered'],
+    ['response headers never sent', BUFFERED, [headersMsg({ protocol: null })], [], encodeResponse({ response_headers: {} }), 'response_headers answer with no response_headers message unanswered'],
+    ['STREAMED: a body answer before the headers answer', STREAMED, [headersMsg({ protocol: null }), bodyMsg('request_body', 'a', false)], [], encodeResponse({ request_body: {} }), 'request_body answer before the request_headers answer'],
+    ['BUFFERED: a streamed_response', BUFFERED, [headersMsg({ protocol: null }), bodyMsg('request_body', 'a', true)], [headersAnswer], streamedBody('request_body', Buffer.from('a'), true), 'request_body streamed_response outside FULL_DUPLEX_STREAMED'],
+    ['trailers answer before the body answers', STREAMED, [headersMsg({ protocol: null }), bodyMsg('request_body', 'a', false), trailersMsg('request_trailers')], [headersAnswer], encodeResponse({ request_trailers: {} }), 'request_trailers answer before the request_body answers'],
+    ['full duplex: an echo before the headers answer', FD, [headersMsg(), bodyMsg('request_body', 'a', true)], [], streamedBody('request_body', Buffer.from('a'), true), 'request_body answer before the request_headers answer'],
+    ['full duplex: a body answer that is not streamed', FD, [headersMsg(), bodyMsg('request_body', 'a', true)], [headersAnswer], encodeResponse({ request_body: {} }), 'request_body answer that is not a streamed_response in FULL_DUPLEX_STREAMED'],
+    ['full duplex: an echo after the echo ended', FD, [headersMsg(), bodyMsg('request_body', 'a', true)], [headersAnswer, streamedBody('request_body', Buffer.from('a'), true)], streamedBody('request_body', Buffer.from('b'), false), 'request_body streamed_response with no request_body to echo (none sent, or its echo ended)'],
+    ['full duplex: an echo of a body never sent', FD, [headersMsg({ eos: true })], [headersAnswer], streamedBody('request_body', Buffer.from('b'), true), 'request_body streamed_response with no request_body to echo (none sent, or its echo ended)'],
+    ['anything after an immediate response', null, [headersMsg({ protocol: null })], [encodeResponse({ immediate_response: { status: { code: 400 } } })], headersAnswer, 'request_headers answer after an immediate_response ended processing'],
+  ])('misfit: %s', (_name, protocol, envoy, answered, next, why) => {
+    const x = new EnvoyLedger(protocol, undefined);
+    for (const m of envoy) x.fromEnvoy(envoyMsg(m));
+    for (const a of answered) fromEpp(x, a);
+    expect(x.misfit(answer(next))).toBe(why);
+  });
+});
+
+describe('EchoLedger: views of a larger read', () => {
+  it('keeps a small body chunk of a large socket read as a copy: what it holds keeps at most max(4 x its size, 8 KiB) alive', () => {
+    const read = Buffer.allocUnsafeSlow(64 * 1024).fill(0x61);
+    const l = new EchoLedger();
+    l.add(read.subarray(10, 20), true);
+    const held = (l as unknown as { chunks: Buffer[] }).chunks[0]!;
+    expect(held.toString()).toBe('aaaaaaaaaa');
+    expect(held.buffer).not.toBe(read.buffer);
+    expect(held.buffer.byteLength).toBeLessThanOrEqual(8 * 1024);
+    const out: Buffer[] = [];
+    l.finish('request_body', out);
+    expect(describeOut(out)).toEqual(['request_body:aaaaaaaaaa:eos']);
+  });
+});

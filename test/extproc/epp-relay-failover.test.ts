@@ -67,7 +67,7 @@ describe('EppRelay: failover before anything reached Envoy', () => {
       call.reply(empty);
       expect(envoy.sent).toHaveLength(0); // Envoy would take it as spurious: 500
       expect(call.cancelled).toBe(true);
-      expect(outcomes.log).toEqual(['stream cluster-a/default/pool-a']);
+      expect(outcomes.log).toEqual(['refused cluster-a/default/pool-a']); // counted like a refused answer
       expect(pool.readied).toHaveLength(2);
       const second = new FakeEppCall();
       await pool.complete(second);

@@ -325,7 +325,7 @@ describe('EppRelay: the EPP fails after its answer reached Envoy', () => {
     expect(streamedBodies(envoy)).toBe('abc');
     expect(call.cancelled).toBe(true);
     expect(envoy.decidedOutcome).toBe('finished_by_router');
-    expect(outcomes.log.at(-1)).toBe('stream cluster-a/default/pool-a');
+    expect(outcomes.log.at(-1)).toBe('refused cluster-a/default/pool-a');
   });
 
   it('a streamed body response carrying a field number 0 (invalid protobuf) is an EPP failure, not an exception', async () => {

@@ -69,7 +69,8 @@ describe('failover before anything reached Envoy', () => {
   it('EPP answers with an empty ProcessingResponse -> never relayed (Envoy: spurious, 500); the next candidate', async () => {
     await start({ eppA: { crash: 'empty-answer' } });
     expectAllServedByB(await runSplit(6));
-    expect(sc!.observer.failovers).toContainEqual({ from: 'cluster-a', to: 'cluster-b', reason: 'stream' });
+    expect(sc!.observer.failovers).toContainEqual({ from: 'cluster-a', to: 'cluster-b', reason: 'refused' });
+    expect(sc!.observer.guarded).toContainEqual({ cluster: 'cluster-a', reason: 'spurious_answer' });
     await sc!.settled();
     expect(sc!.eppA.counters.openStreams).toBe(0); // the attempt was cancelled
   });

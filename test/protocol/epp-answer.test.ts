@@ -3,7 +3,7 @@
 // on messages from encodeResponse and on hand-made wire bytes.
 import { describe, expect, it } from 'vitest';
 import type { AnswerRules } from '../../src/protocol/answer-guard.js';
-import { decodeResponse, encodeResponse } from '../../src/protocol/codec.js';
+import { decodeResponse, encodeResponse, type Init, type ProcessingResponse } from '../../src/protocol/codec.js';
 import { readEppAnswer, type EppAnswer, type RelayableAnswer } from '../../src/protocol/epp-answer.js';
 import { headerOption, immediateResponse, streamedBody } from '../../src/protocol/responses.js';
 import { fromStruct, toStruct } from '../../src/protocol/struct.js';
@@ -266,5 +266,36 @@ describe('readEppAnswer: oneofs as Envoy parses them (another member clears the 
     expect(read(concat(metadata, trailers, mutation))).toMatchObject(expected);
     expect(read(concat(mutation, trailers, metadata))).toMatchObject(expected);
     expect(read(concat(metadata, trailers))).toMatchObject({ t: 'refused', refusal: { reason: 'destination_denied' } });
+  });
+});
+
+describe('readEppAnswer: mode_override', () => {
+  it('an override to FULL_DUPLEX_STREAMED or GRPC bodies is dropped (counted), the rest of the answer relayed', () => {
+    const modes: Init<ProcessingResponse>['mode_override'][] = [{ request_body_mode: 4 }, { response_body_mode: 4 }, { response_body_mode: 5 }, { request_header_mode: 2, request_body_mode: 4 }];
+    for (const mode of modes) {
+      const msg = encodeResponse({ request_headers: { response: { clear_route_cache: true } }, mode_override: mode });
+      const a = answer(msg);
+      expect(a.case).toBe('request_headers');
+      expect(decodeResponse(a.msg).mode_override).toBeFalsy();
+      expect(decodeResponse(a.msg).request_headers?.response?.clear_route_cache).toBe(true);
+      expect(a.dropped.map((d) => d.reason)).toEqual(['mode_override']);
+    }
+  });
+
+  it('in any answer, a body echo included (no other rule would judge it)', () => {
+    const msg = concat(streamedBody('request_body', Buffer.from('ab'), true), fld(9, varint(4, 4)));
+    const a = answer(msg);
+    expect(a.streamed).toBe(true);
+    expect(a.msg.equals(streamedBody('request_body', Buffer.from('ab'), true))).toBe(true);
+    expect(a.dropped.map((d) => d.reason)).toEqual(['mode_override']);
+  });
+
+  it('only the occurrence that names full duplex is dropped; overrides to other modes are relayed byte for byte', () => {
+    const kept = encodeResponse({ request_headers: {}, mode_override: { request_body_mode: 2, response_header_mode: 2, response_trailer_mode: 1 } });
+    expect(answer(kept)).toMatchObject({ msg: kept, dropped: [] });
+    const split = concat(encodeResponse({ response_headers: {} }), fld(9, varint(3, 4)), fld(9, varint(2, 2)));
+    const a = answer(split);
+    expect(a.msg.equals(concat(encodeResponse({ response_headers: {} }), fld(9, varint(2, 2))))).toBe(true);
+    expect(decodeResponse(a.msg).mode_override).toEqual(expect.objectContaining({ response_header_mode: 2 }));
   });
 });

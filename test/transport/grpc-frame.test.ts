@@ -104,3 +104,47 @@ describe('encodeMessage', () => {
     expect(big[1]).toBe(bigMsg);
   });
 });
+
+describe('MessageReader: pause', () => {
+  const msgs = [Buffer.from('one'), Buffer.from('two'), Buffer.from('three'), Buffer.from('four')];
+
+  it('a pause from a message handler stops the rest of that chunk; resume delivers it, in order, with later chunks', () => {
+    const out: string[] = [];
+    const reader = new MessageReader(1 << 20, (m) => {
+      out.push(m.toString());
+      if (m.toString() === 'one') reader.pause();
+    });
+    const wire = framed(...msgs);
+    const cut = framed(msgs[0]!, msgs[1]!).length + 4; // 'one' and 'two' whole, 'three' split
+    reader.push(wire.subarray(0, cut));
+    expect(out).toEqual(['one']);
+    expect(reader.holding).toBe(true);
+    reader.push(wire.subarray(cut)); // a chunk that arrives while paused waits behind the held one
+    expect(out).toEqual(['one']);
+    reader.resume();
+    expect(out).toEqual(['one', 'two', 'three', 'four']);
+    expect(reader.holding).toBe(false);
+    expect(reader.idle).toBe(true);
+  });
+
+  it('paused again while delivering held messages: stops there; a pause and resume inside one handler changes nothing', () => {
+    const out: string[] = [];
+    const reader = new MessageReader(1 << 20, (m) => {
+      out.push(m.toString());
+      if (m.toString() === 'two' || m.toString() === 'one') reader.pause();
+      if (m.toString() === 'one') reader.resume();
+    });
+    reader.push(framed(...msgs));
+    expect(out).toEqual(['one', 'two']);
+    reader.resume();
+    expect(out).toEqual(['one', 'two', 'three', 'four']);
+  });
+
+  it('a refused message among the held ones throws from resume()', () => {
+    const reader = new MessageReader(4, (m) => {
+      if (m.toString() === 'one') reader.pause();
+    });
+    reader.push(framed(Buffer.from('one'), Buffer.from('toolong')));
+    expect(() => reader.resume()).toThrow(FrameError);
+  });
+});

@@ -1,18 +1,34 @@
-// Envoy-side protocol violations: the order rules (pure), and over real sockets: the router
+// Envoy-side protocol violations: the ledger's order rules (pure), and over real sockets: the router
 // answers INVALID_ARGUMENT at once, naming the violation, and releases the EPP stream.
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EnvoyOrder } from '../../src/extproc/envoy-order.js';
-import type { Init, ProcessingRequest } from '../../src/protocol/codec.js';
+import { EnvoyLedger } from '../../src/extproc/envoy-ledger.js';
+import { encodeRequest, type Init, type ProcessingRequest } from '../../src/protocol/codec.js';
+import type { PhaseName } from '../../src/protocol/phases.js';
+import { envoyMsg } from './fakes.js';
 import { body, rawClient, rawStream, requestHeaders } from './raw-stream.js';
 import { startScenario, waitFor, type Scenario } from './scenario.js';
 
-type Step = [Parameters<EnvoyOrder['check']>[0], boolean];
+type Step = [PhaseName, boolean];
 
-describe('EnvoyOrder', () => {
+/** The message of `phase` with end_of_stream `eos` (trailers always end their direction). */
+function message(phase: PhaseName, eos: boolean): Buffer {
+  if (phase.endsWith('_headers')) return encodeRequest({ [phase]: { headers: { headers: [] }, end_of_stream: eos } });
+  if (phase.endsWith('_body')) return encodeRequest({ [phase]: { body: Buffer.from('x'), end_of_stream: eos } });
+  return encodeRequest({ [phase]: { trailers: { headers: [] } } });
+}
+
+describe('EnvoyLedger: the order of Envoy\'s messages', () => {
   const run = (steps: Step[]): (string | undefined)[] => {
-    const o = new EnvoyOrder();
-    return steps.map(([p, eos]) => o.check(p, eos));
+    const l = new EnvoyLedger(null, undefined);
+    return steps.map(([p, eos]) => {
+      try {
+        l.fromEnvoy(envoyMsg(message(p, eos)));
+        return undefined;
+      } catch (err) {
+        return (err as Error).message.replace(/^out of order: /, '');
+      }
+    });
   };
 
   it('accepts what Envoy sends', () => {
