@@ -17,6 +17,9 @@ TAG=${TAG:-$(node -p 'require("./package.json").version')}
 PLATFORMS=${PLATFORMS:-}
 PUSH=${PUSH:-0}
 ref="$IMAGE:$TAG"
+# The smoke runs' image: the local build, or for a multi-arch build (pushed, never loaded) this
+# machine's variant pulled from the registry, even when an older local image has the same tag.
+pull=''
 
 if [ -n "$PLATFORMS" ]; then
   if [ "$PUSH" != 1 ]; then
@@ -24,6 +27,7 @@ if [ -n "$PLATFORMS" ]; then
     exit 2
   fi
   docker buildx build --platform "$PLATFORMS" --tag "$ref" --push .
+  pull='--pull always'
 else
   docker build --tag "$ref" .
 fi
@@ -31,7 +35,8 @@ fi
 # Smoke run 1: --check of the bundled example config (loads the config and every manifest,
 # builds the routing table, exits 0), as uid 10001 on a read-only root filesystem.
 run_locked() {
-  docker run --rm --read-only --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges \
+  # shellcheck disable=SC2086 # $pull is empty or two words
+  docker run $pull --rm --read-only --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges \
     --tmpfs /tmp --volume "$PWD/examples:/examples:ro" "$@"
 }
 run_locked "$ref" --check --config /examples/router.yaml >/dev/null

@@ -29,10 +29,10 @@ retry() {
 
 # 2. CRDs in both members: Gateway API, GIE's InferencePool, InferencePoolImport.
 kubectl kustomize "github.com/kubernetes-sigs/gateway-api/config/crd?ref=v1.4.0" | kubectl --context "$A" apply --server-side -f -
-kubectl kustomize "github.com/kubernetes-sigs/gateway-api-inference-extension/config/crd?ref=v1.0.1" | kubectl --context "$A" apply --server-side -f -
+kubectl kustomize "github.com/kubernetes-sigs/gateway-api-inference-extension/config/crd?ref=v1.1.0" | kubectl --context "$A" apply --server-side -f -
 kubectl --context "$A" apply -f deploy/crds/inferencepoolimports.yaml
 kubectl kustomize "github.com/kubernetes-sigs/gateway-api/config/crd?ref=v1.4.0" | kubectl --context "$B" apply --server-side -f -
-kubectl kustomize "github.com/kubernetes-sigs/gateway-api-inference-extension/config/crd?ref=v1.0.1" | kubectl --context "$B" apply --server-side -f -
+kubectl kustomize "github.com/kubernetes-sigs/gateway-api-inference-extension/config/crd?ref=v1.1.0" | kubectl --context "$B" apply --server-side -f -
 kubectl --context "$B" apply -f deploy/crds/inferencepoolimports.yaml
 kubectl --context "$A" get crd gateways.gateway.networking.k8s.io httproutes.gateway.networking.k8s.io inferencepools.inference.networking.k8s.io inferencepoolimports.inference.networking.x-k8s.io
 kubectl --context "$B" get crd gateways.gateway.networking.k8s.io httproutes.gateway.networking.k8s.io inferencepools.inference.networking.k8s.io inferencepoolimports.inference.networking.x-k8s.io
@@ -40,11 +40,11 @@ kubectl --context "$B" get crd gateways.gateway.networking.k8s.io httproutes.gat
 # 3. The pools: model servers, EPP and InferencePool in each cluster; cluster-b's exported, its
 #    EPP on an internal load balancer.
 kubectl --context "$A" create namespace inference --dry-run=client -o yaml | kubectl --context "$A" apply -f -
-kubectl --context "$A" -n inference apply -f https://github.com/kubernetes-sigs/gateway-api-inference-extension/raw/v1.0.1/config/manifests/vllm/sim-deployment.yaml
+kubectl --context "$A" -n inference apply -f https://github.com/kubernetes-sigs/gateway-api-inference-extension/raw/v1.1.0/config/manifests/vllm/sim-deployment.yaml
 kubectl --context "$A" apply -f examples/two-clusters/epp/epp.yaml
 kubectl --context "$A" apply -f examples/two-clusters/cluster-a/llm-pool.yaml
 kubectl --context "$B" create namespace inference --dry-run=client -o yaml | kubectl --context "$B" apply -f -
-kubectl --context "$B" -n inference apply -f https://github.com/kubernetes-sigs/gateway-api-inference-extension/raw/v1.0.1/config/manifests/vllm/sim-deployment.yaml
+kubectl --context "$B" -n inference apply -f https://github.com/kubernetes-sigs/gateway-api-inference-extension/raw/v1.1.0/config/manifests/vllm/sim-deployment.yaml
 kubectl --context "$B" apply -f examples/two-clusters/epp/epp.yaml
 kubectl --context "$B" apply -f examples/two-clusters/cluster-b/llm-pool.yaml
 kubectl --context "$A" -n inference rollout status deployment/vllm-llama3-8b-instruct --timeout=10m

@@ -20,8 +20,17 @@ if [ -z "$server" ]; then
   echo "kubeconfig-secrets.sh: your kubeconfig has no API server address for context $B" >&2
   exit 1
 fi
+# The CA that verifies that address, as your kubectl verifies it (--flatten inlines a
+# certificate-authority file). None: the API server's certificate is one the system CAs trust
+# (e.g. a DNS endpoint behind a public CA), so the kubeconfig names none either.
+ca=$(kubectl config view --raw --flatten -o jsonpath="{.clusters[?(@.name==\"$cluster\")].cluster.certificate-authority-data}")
+if [ -n "$ca" ]; then
+  ca_line="certificate-authority-data: $ca"
+else
+  ca_line="# no certificate-authority-data: verified against the system CAs, as by your kubectl"
+fi
 
-# $1 token Secret in cluster-b, $2 its data key (jsonpath, dots escaped): prints the base64 value
+# $1 token Secret in cluster-b, $2 its data key: prints the base64 value
 # once it is there; fails after WAIT seconds.
 field() {
   waited=0
@@ -50,7 +59,6 @@ make_secret() { # $1 token Secret in cluster-b, $2 Secret name in cluster-a
   # Never `field ... | base64 -d`: a pipeline's status is its last command's, so a timeout would pass.
   b64=$(field "$1" token)
   token=$(printf '%s' "$b64" | base64 -d)
-  ca=$(field "$1" 'ca\.crt')
   file=$(mktemp)
   cat > "$file" <<KUBECONFIG
 apiVersion: v1
@@ -59,7 +67,7 @@ clusters:
   - name: cluster-b
     cluster:
       server: $server
-      certificate-authority-data: $ca
+      $ca_line
 users:
   - name: $1
     user:

@@ -281,7 +281,7 @@ export class SignalStore implements SignalSource, OutcomeSink {
           toldUntrusted = true;
           this.logger.warn(
             { target: plan.settings.address, cluster: plan.cluster, candidates: [...t.candidates].sort(), error: o.message },
-            `the EPP's TLS certificate is not trusted, so every request to its pools fails: ${eppTrustHint(plan.cluster)}`,
+            `the EPP's TLS certificate is not trusted, so every request to its pools fails: ${eppTrustHint(plan.cluster, o.message)}`,
           );
         }
         if (o.reason === 'destination-refused' && !toldRefused) {

@@ -55,7 +55,17 @@ describe('untrustedCertificate', () => {
     expect(untrustedCertificate(undefined)).toBe(false);
   });
 
+  it('an expired certificate from the trusted CA (an EPP that kept serving it past its renewal): untrusted, and the hint says restart, not trust', async () => {
+    const port = await serve(...((l) => [l.cert, l.key] as const)(ca.expiredLeaf('epp', ['DNS:epp.inference.svc'])));
+    const expired = await dialError(port, { ca: ca.cert });
+    expect(expired).toMatch(/certificate has expired/);
+    expect(untrustedCertificate(expired)).toBe(true);
+    const hint = eppTrustHint('cluster-b', expired);
+    expect(hint).toMatch(/outside its validity period.*restart it/);
+    expect(hint).not.toMatch(/insecureSkipVerify/);
+  });
+
   it('the hint names both ways to trust an EPP', () => {
-    expect(eppTrustHint('cluster-b')).toMatch(/cluster cluster-b: epp\.tls\.caFile.*credentials\.eppTls.*epp\.tls\.insecureSkipVerify: true/);
+    expect(eppTrustHint('cluster-b', 'self-signed certificate')).toMatch(/cluster cluster-b: epp\.tls\.caFile.*credentials\.eppTls.*epp\.tls\.insecureSkipVerify: true/);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * examples/two-clusters/kubeconfig-secrets.sh with a `kubectl` on PATH that plays both API
  * servers as they behave: a service-account token Secret exists at once but Kubernetes fills in
- * its token and ca.crt a moment later. The script waits for them, builds the kubeconfigs and the
- * metrics token Secret from the values, and fails naming the Secret when one stays empty.
+ * its token and ca.crt a moment later. The script waits for them, builds the kubeconfigs (the API
+ * server's address and CA as your kubeconfig has them) and the metrics token Secret from the
+ * values, and fails naming the Secret when one stays empty.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -31,6 +32,7 @@ case "$1 $2" in
   "config view")
     case "$*" in
       *contexts*) echo "gke_b" ;;
+      *certificate-authority-data*) [ "$*" != "\${*#*--flatten}" ] && printf '%s' "\${KUBECONFIG_CA:-}" ;;
       *clusters*) echo "https://10.20.0.2:443" ;;
     esac ;;
   "get secret")
@@ -77,14 +79,24 @@ const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
 
 describe('kubeconfig-secrets.sh', () => {
   it('waits until Kubernetes has filled in each token Secret, then stores the kubeconfigs and the metrics token in cluster-a', () => {
-    const r = run({ FILLED_AFTER: '5' });
+    const r = run({ FILLED_AFTER: '5', KUBECONFIG_CA: 'S1VCRUNPTkZJRy1DQQ==' });
     expect(r.status, r.stderr).toBe(0);
     expect(r.reads).toBeGreaterThan(5);
     expect(r.applied.map((s) => s.metadata.name)).toEqual(['cluster-b-reader', 'cluster-b-export', 'cluster-b-metrics-token']);
     const reader = parse(decode(r.applied[0]!.data.kubeconfig!)) as { clusters: { cluster: Record<string, string> }[]; users: { user: { token: string } }[] };
-    expect(reader.clusters[0]!.cluster).toEqual({ server: 'https://10.20.0.2:443', 'certificate-authority-data': 'Q0EtUEVN' });
+    // The CA your kubectl verifies that address with, not the token Secret's ca.crt (the cluster's own CA).
+    expect(reader.clusters[0]!.cluster).toEqual({ server: 'https://10.20.0.2:443', 'certificate-authority-data': 'S1VCRUNPTkZJRy1DQQ==' });
     expect(reader.users[0]!.user.token).toBe('token-of-mcip-router-reader-token');
     expect(decode(r.applied[2]!.data.token!)).toBe('token-of-mcip-metrics-reader-token');
+  });
+
+  it('an API server your kubeconfig verifies with the system CAs (no certificate-authority-data): the kubeconfigs name no CA either', () => {
+    const r = run({ FILLED_AFTER: '0' });
+    expect(r.status, r.stderr).toBe(0);
+    for (const secret of r.applied.slice(0, 2)) {
+      const kc = parse(decode(secret.data.kubeconfig!)) as { clusters: { cluster: Record<string, string> }[] };
+      expect(kc.clusters[0]!.cluster).toEqual({ server: 'https://10.20.0.2:443' });
+    }
   });
 
   it('a token Secret that stays empty: fails after TOKEN_WAIT_SECONDS naming it, and stores no kubeconfig with an empty token', () => {

@@ -41,6 +41,21 @@ const METRICS_TOKENS = { 'cluster-a': 'metrics-reader-token-of-cluster-a', 'clus
 const installScript = readFileSync(join(EXAMPLE, 'install.sh'), 'utf8');
 const guideValues = (): Obj => readYaml(join(EXAMPLE, 'helm/cluster-a-values.yaml')) as Obj;
 
+/** The GIE release whose CRDs install.sh installs (step 2). */
+const GIE_RELEASE = /gateway-api-inference-extension\/config\/crd\?ref=v(\d+)\.(\d+)\.\d+/.exec(installScript)!;
+
+/**
+ * What GIE's InferencePool CRD of that release keeps of a status.parents[] entry: the API
+ * server prunes the rest. `controllerName` is in the schema from v1.1.0 on (upstream CRDs).
+ */
+function prunePoolStatus(status: unknown): unknown {
+  const [major, minor] = [Number(GIE_RELEASE[1]), Number(GIE_RELEASE[2])];
+  const fields = major > 1 || (major === 1 && minor >= 1) ? ['parentRef', 'controllerName', 'conditions'] : ['parentRef', 'conditions'];
+  const s = status as { parents?: Obj[] } & Obj;
+  if (!Array.isArray(s.parents)) return s;
+  return { ...s, parents: s.parents.map((p) => Object.fromEntries(Object.entries(p).filter(([k]) => fields.includes(k)))) };
+}
+
 /** The helm commands of install.sh, continuation lines joined. */
 const helmCommands = (): string[] => installScript.replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l.startsWith('helm upgrade --install mcip charts/mcip-router '));
 
@@ -91,6 +106,7 @@ beforeAll(async () => {
     epps[m] = await startSimulatedEpp({ endpoints: [endpoint], tls: certs[m], stock: { pool: 'llm-pool', metricsTokens: [METRICS_TOKENS[member]] } });
   }
   servers = { 'cluster-a': new KubeApiServer(), 'cluster-b': new KubeApiServer() };
+  for (const s of Object.values(servers)) s.pruneStatus('inferencepools', prunePoolStatus);
   await servers['cluster-a'].start();
   await servers['cluster-b'].start();
   apply(servers['cluster-a'], manifests(join(EXAMPLE, 'cluster-a')));
@@ -151,6 +167,9 @@ describe('docs/two-clusters.md, end to end', () => {
       const parents = (statusOf(servers['cluster-b'], 'inferencepools', 'llm-pool')?.parents ?? []) as { parentRef: Obj; conditions: { type: string; status: string }[] }[];
       expect(parents.map((p) => [p.parentRef.kind, p.conditions[0]?.type, p.conditions[0]?.status])).toEqual([['InferencePoolImport', 'Exported', 'True']]);
     }, 5000);
+    // The entry names its controller, so the export controller finds it again on its next pass: the installed
+    // CRD must keep controllerName (GIE v1.0.x prunes it; then every pass appends one more entry).
+    expect(((statusOf(servers['cluster-b'], 'inferencepools', 'llm-pool')?.parents ?? []) as Obj[]).map((p) => p.controllerName)).toEqual([EXPORTER]);
   });
 
   it('the router in cluster-a routes 50/50 between its own pool and the import; the import controller accepts it', async () => {

@@ -77,6 +77,12 @@ export class KubeStore {
   private readonly data = new Map<string, Map<string, KubeObj>>();
   private history: StoreEvent[] = [];
   private readonly listeners = new Set<(e: StoreEvent) => void>();
+  /**
+   * Per resource, the CRD's structural schema for status: what it does not declare is dropped
+   * when status is written (kube-apiserver prunes unknown fields of a CRD without
+   * x-kubernetes-preserve-unknown-fields), so a writer reads back only what the installed CRD keeps.
+   */
+  readonly statusPruners = new Map<string, (status: unknown) => unknown>();
 
   get resourceVersion(): number {
     return this.rv;
@@ -155,8 +161,9 @@ export class KubeStore {
     let next: KubeObj;
     if (subresource === 'status') {
       next = clone(current);
+      const prune = this.statusPruners.get(def.plural);
       if (input.status === undefined) delete next.status;
-      else next.status = clone(input.status);
+      else next.status = prune ? (prune(clone(input.status)) as Json) : clone(input.status);
     } else {
       next = clone(input);
       next.metadata = { ...clone(input.metadata) };

@@ -99,6 +99,14 @@ describe('KubeApiServer', () => {
     expect(st.body).toMatchObject({ metadata: { generation: 2 }, spec: { a: 2 }, status: { ok: true } });
   });
 
+  it('pruneStatus: a status write keeps only what the CRD schema declares, in the answer and in what is read back', async () => {
+    server.create('inferencepools', pool('a'));
+    server.pruneStatus('inferencepools', (st) => ({ parents: ((st as { parents: Record<string, unknown>[] }).parents ?? []).map(({ parentRef }) => ({ parentRef })) }));
+    const st = await call('PATCH', `${POOLS}/a/status`, { status: { parents: [{ parentRef: { name: 'g' }, controllerName: 'x/y' }] } }, 'application/merge-patch+json');
+    expect(st.body.status).toEqual({ parents: [{ parentRef: { name: 'g' } }] });
+    expect((await call('GET', `${POOLS}/a`)).body.status).toEqual({ parents: [{ parentRef: { name: 'g' } }] });
+  });
+
   it('resourceVersion conflicts -> 409 for PUT, merge-patch and json-patch; failed test op -> 422', async () => {
     const a = server.create('inferencepools', pool('a'));
     server.update('inferencepools', { ...a, spec: { a: 5 } });

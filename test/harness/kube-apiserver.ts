@@ -204,6 +204,12 @@ export class KubeApiServer {
     return this.store.update(this.def(plural), obj as KubeObj);
   }
 
+  /** Status written to `plural` keeps only what `prune` returns, as the installed CRD's schema would (pruning). */
+  pruneStatus(plural: string, prune: (status: unknown) => unknown): void {
+    this.def(plural);
+    this.store.statusPruners.set(plural, prune);
+  }
+
   updateStatus(plural: string, obj: object): KubeObj {
     return this.store.update(this.def(plural), obj as KubeObj, 'status');
   }

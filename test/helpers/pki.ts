@@ -18,6 +18,8 @@ export interface TestCa {
   readonly cert: Buffer;
   /** A leaf signed by this CA. `sans` like ["DNS:epp.example", "IP:127.0.0.1"]; empty for a client certificate. */
   leaf(name: string, sans: readonly string[], usage?: 'server' | 'client'): Leaf;
+  /** A server leaf signed by this CA whose validity ended long ago (2020-01-01 to 2020-01-02), like a certificate a server kept serving past its renewal. */
+  expiredLeaf(name: string, sans: readonly string[]): Leaf;
   remove(): void;
 }
 
@@ -50,6 +52,24 @@ export function createTestCa(name = 'mcip test CA', dir = mkdtempSync(join(tmpdi
       );
       openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${base}.key`, '-out', `${base}.csr`, '-subj', `/CN=${leafName}`]);
       openssl(['x509', '-req', '-in', `${base}.csr`, '-CA', caCert, '-CAkey', caKey, '-set_serial', String(serial + 1000), '-days', '1', '-extfile', ext, '-out', `${base}.pem`]);
+      return { certPath: `${base}.pem`, keyPath: `${base}.key`, cert: readFileSync(`${base}.pem`), key: readFileSync(`${base}.key`) };
+    },
+    expiredLeaf(leafName, sans) {
+      serial += 1;
+      const base = join(dir, `${leafName.replace(/\W+/g, '-')}-${serial}`);
+      // `openssl ca` is the CLI that sets explicit validity dates: a throwaway database and config per leaf.
+      writeFileSync(`${base}.index`, '');
+      writeFileSync(`${base}.serial`, String(serial + 1000));
+      writeFileSync(
+        `${base}.cnf`,
+        [
+          '[ca]', 'default_ca = c', '[c]', `database = ${base}.index`, `new_certs_dir = ${dir}`, `serial = ${base}.serial`, 'default_md = sha256', 'policy = p', 'x509_extensions = ext',
+          '[p]', 'commonName = supplied',
+          '[ext]', 'basicConstraints = CA:FALSE', 'keyUsage = digitalSignature,keyEncipherment', 'extendedKeyUsage = serverAuth', `subjectAltName = ${sans.join(',')}`,
+        ].join('\n'),
+      );
+      openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${base}.key`, '-out', `${base}.csr`, '-subj', `/CN=${leafName}`]);
+      openssl(['ca', '-batch', '-config', `${base}.cnf`, '-cert', caCert, '-keyfile', caKey, '-in', `${base}.csr`, '-out', `${base}.pem`, '-notext', '-startdate', '20200101000000Z', '-enddate', '20200102000000Z']);
       return { certPath: `${base}.pem`, keyPath: `${base}.key`, cert: readFileSync(`${base}.pem`), key: readFileSync(`${base}.key`) };
     },
     remove() {

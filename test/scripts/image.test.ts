@@ -58,6 +58,7 @@ describe('npm run image', () => {
     expect(runs).toHaveLength(2);
     for (const run of runs) {
       expect(run).toEqual(expect.arrayContaining(['--read-only', '--cap-drop', 'ALL', 'no-new-privileges']));
+      expect(run).not.toContain('--pull'); // the image just built, from the local store
       expect(run[run.indexOf('--user') + 1]).toBe('10001:10001');
       expect(run).toContain(ref);
     }
@@ -97,5 +98,9 @@ describe('npm run image', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.calls[0]).toEqual(['buildx', 'build', '--platform', 'linux/amd64,linux/arm64', '--tag', 'registry.example.com/mcip-router:v1', '--push', '.']);
     expect(r.calls.filter((c) => c[0] === 'push')).toEqual([]);
+    // The smoke runs test what was pushed: pulled, never an older local image with the same tag.
+    const runs = r.calls.filter((c) => c[0] === 'run');
+    expect(runs).toHaveLength(2);
+    for (const run of runs) expect(run.slice(0, 3)).toEqual(['run', '--pull', 'always']);
   });
 });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SignalStore } from '../../src/signals/signal-store.js';
-import { selfSignedLeaf } from '../helpers/pki.js';
+import { createTestCa, selfSignedLeaf } from '../helpers/pki.js';
 import { startSimulatedEpp, type SimulatedEppOptions } from '../harness/simulated-epp.js';
 import { eppTarget, memoryLogger, signalsConfig, snapshotOf, viaEpp } from './fixtures.js';
 import { tlsSchema } from '../../src/config/schema.js';
@@ -107,5 +107,20 @@ describe('SignalStore warnings', () => {
     skip.s.update(snapshotOf(viaEpp('c1', 'p', { ...eppTarget('c1', e.address), tls: tlsSchema.parse({ insecureSkipVerify: true }) })));
     await expect.poll(() => skip.s.view().get('c1/ns/p').reason, { timeout: 3000 }).toBe('health:serving');
     expect(skip.warns().filter((w) => /certificate is not trusted/.test(w.msg))).toEqual([]);
+  });
+
+  it('an EPP still serving its expired certificate (renewed, never re-read): tls-unverified, warned once to restart it, not to weaken trust', async () => {
+    const ca = createTestCa('EPP CA');
+    cleanups.push(() => ca.remove());
+    const leaf = ca.expiredLeaf('epp', ['DNS:llm-pool-epp.inference.svc']);
+    const e = await stockEpp({ tls: { cert: leaf.cert, key: leaf.key }, stock: false });
+    const { s, warns } = store(signalsConfig({ c1: { epp: { metrics: { enabled: false }, health: { unhealthyThreshold: 1 } } } }));
+    const tls = tlsSchema.parse({ caFile: ca.certPath, serverName: 'llm-pool-epp.inference.svc' });
+    s.update(snapshotOf(viaEpp('c1', 'p', { ...eppTarget('c1', e.address), tls })));
+    await expect.poll(() => s.view().get('c1/ns/p'), { timeout: 3000 }).toMatchObject({ ready: 'not-ready', reason: 'health:tls-unverified' });
+    const told = warns().filter((w) => /certificate is not trusted/.test(w.msg));
+    expect(told).toHaveLength(1);
+    expect(told[0]!.msg).toMatch(/outside its validity period.*restart it/);
+    expect(told[0]!.msg).not.toMatch(/insecureSkipVerify/);
   });
 });
