@@ -3,7 +3,7 @@
  * effective hostnames (Gateway API parentRef, listener and hostname rules).
  */
 import { GROUP_GATEWAY, type Gateway, type GatewayListener, type HTTPRoute, type ParentReference } from '../model/types.js';
-import { lookup, nsName, type BuildContext } from './context.js';
+import { lookup, nsName, routeStatus, type BuildContext } from './context.js';
 import { intersectHostnames, unionHostnames, type HostnameSet } from './hostname.js';
 
 export interface AttachedRoute {
@@ -133,6 +133,7 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
           path: `spec.parentRefs[${i}]`,
           reason: res.reason,
           message: `${res.message}; the route is not attached to it`,
+          status: routeStatus(route.metadata, 'Accepted', i),
         });
         return;
       }

@@ -82,7 +82,8 @@ describe('mcip-router CLI', () => {
     const run = await runCli(['--check', '--config', set.configFile]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('[NO USABLE POOL: its share of requests gets HTTP 500]');
-    expect(run.stdout).toContain('Diagnostics: 1 error(s)');
+    expect(run.stdout).toContain('Diagnostics: 2 error(s)');
+    expect(run.stdout).toContain('HTTPRoute default/r [spec.rules[0].backendRefs[1]]: BackendNotFound: backendRef InferencePool default/missing has no usable pool');
   });
 
   it('--check leaves out invalid objects by name (exit 1) and accepts a pool without endpointPickerRef', async () => {
@@ -101,7 +102,7 @@ describe('mcip-router CLI', () => {
     const run = await runCli(['--check', '--config', set.configFile]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/cluster-a: InferencePool default\/p \[spec\.targetPorts\[0\]\.number\]: InvalidObject: .*pool\.yaml/);
-    expect(run.stdout).toMatch(/cluster-a: HTTPRoute default\/r \[spec\.rules\[0\]\.backendRefs\[0\]\.weight\]: InvalidObject: .*route\.yaml/);
+    expect(run.stdout).toMatch(/cluster-a: HTTPRoute default\/r \[spec\.rules\[0\]\.backendRefs\[0\]\.weight\]: UnsupportedValue: .*route\.yaml/);
     expect(run.stdout).toMatch(/cluster-a: InferencePool default\/bare \[spec\.endpointPickerRef\]: EndpointPickerRefMissing/);
   });
 

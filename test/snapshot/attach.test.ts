@@ -73,6 +73,10 @@ describe('route attachment', () => {
     expect(bad.map((d) => d.subject).sort()).toEqual(['cluster-a: HTTPRoute example/bad-port', 'cluster-a: HTTPRoute example/bad-section']);
     expect(bad[0]!.path).toBe('spec.parentRefs[0]');
     expect(bad.find((d) => d.subject.endsWith('bad-section'))!.message).toContain('sectionName "missing"');
+    // The route's Accepted condition for that parentRef, with the upstream reason.
+    expect(bad.find((d) => d.subject.endsWith('bad-port'))!.status).toEqual({
+      kind: 'HTTPRoute', namespace: 'example', name: 'bad-port', condition: 'Accepted', parentRefIndex: 0,
+    });
   });
 
   it('allowedRoutes from Same admits only the Gateway namespace', () => {
@@ -83,6 +87,7 @@ describe('route attachment', () => {
     const d = diagnostics.find((x) => x.reason === 'NotAllowedByListeners');
     expect(d?.subject).toBe('cluster-a: HTTPRoute team/other');
     expect(d?.message).toContain('from: Same');
+    expect(d?.status).toEqual({ kind: 'HTTPRoute', namespace: 'team', name: 'other', condition: 'Accepted', parentRefIndex: 0 });
   });
 
   it('allowedRoutes from All admits every namespace', () => {
@@ -121,6 +126,7 @@ describe('route attachment', () => {
     });
     const d = diagnostics.find((x) => x.reason === 'NoMatchingListenerHostname');
     expect(d?.subject).toBe('cluster-a: HTTPRoute example/bare');
+    expect(d?.status).toEqual({ kind: 'HTTPRoute', namespace: 'example', name: 'bare', condition: 'Accepted', parentRefIndex: 0 });
   });
 
   it('a route wildcard narrows to a more specific listener hostname', () => {
