@@ -74,7 +74,9 @@ export function formatRoutingTable(snapshot: RoutingSnapshot, diagnostics: reado
     for (const rule of r.rules) {
       const name = rule.name !== undefined ? ` "${rule.name}"` : '';
       lines.push(`  rule[${rule.index}]${name}: ${rule.matches.map(summarizeMatch).join(' | ')}`);
-      if (rule.backends.length === 0) lines.push('    (no backendRefs: every matching request gets HTTP 500)');
+      if (rule.unsupported !== undefined) {
+        lines.push(`    REFUSED: uses ${rule.unsupported.map((u) => `${u.feature} [${u.path}]`).join(', ')}, which the router does not honour: every matching request gets HTTP 500`);
+      } else if (rule.backends.length === 0) lines.push('    (no backendRefs: every matching request gets HTTP 500)');
       else if (rule.totalWeight === 0) lines.push('    (every backendRef has weight 0: every matching request gets HTTP 500)');
       for (const g of rule.backends) describeGroup(g, rule.totalWeight, lines);
     }
@@ -122,6 +124,7 @@ export function snapshotToJson(snapshot: RoutingSnapshot): SnapshotJson {
         index: rule.index,
         ...(rule.name !== undefined ? { name: rule.name } : {}),
         matches: rule.matches,
+        ...(rule.unsupported !== undefined ? { unsupported: rule.unsupported.map((u) => ({ ...u })) } : {}),
         totalWeight: rule.totalWeight,
         backends: rule.backends.map((g) => ({
           ref: { ...g.ref },

@@ -31,6 +31,7 @@ import {
   type ClusterScope,
   type FailedObject,
 } from './resolve.js';
+import { reportRuleOutcome } from './rule-outcome.js';
 import type { BackendGroup, Candidate, Diagnostic, ExcludedObject, Exclusion, ImportOrigin, RouteRule } from './types.js';
 
 /** An exclusion plus where its diagnostic points. */
@@ -456,6 +457,8 @@ export function expandRule(
     totalWeight += g.weight;
   }
   const policy = routePolicy(ctx, route);
+  const refused = rule.unsupported.length > 0;
+  reportRuleOutcome(ctx, route, index, rule, totalWeight);
   return {
     route: { namespace: route.metadata.namespace, name: route.metadata.name },
     index,
@@ -463,6 +466,7 @@ export function expandRule(
     backends,
     totalWeight,
     ...(policy !== undefined ? { policy } : {}),
+    ...(refused ? { unsupported: rule.unsupported } : {}),
     matches: rule.matches,
   };
 }

@@ -4,7 +4,7 @@
  * pure builder. A new snapshot replaces the old one by reference.
  */
 import type { RoutingMode, TlsConfig } from '../config/schema.js';
-import type { FailureMode, HTTPRouteMatch } from '../model/types.js';
+import type { FailureMode, HTTPRouteMatch, UnsupportedField } from '../model/types.js';
 import type { PickPolicy } from '../picker/policy.js';
 
 export interface NamespacedName {
@@ -102,6 +102,11 @@ export interface RouteRule {
   readonly totalWeight: number;
   /** Pick policy from the HTTPRoute's mcip-router.dev/pick-policy annotation; absent: the router config's picker.defaultPolicy. */
   readonly policy?: PickPolicy;
+  /**
+   * Set when the rule uses fields the router does not honour: the rule is refused
+   * (Accepted=False, UnsupportedValue) and every request it matches gets HTTP 500.
+   */
+  readonly unsupported?: readonly UnsupportedField[];
 }
 
 export interface RouteSummary {

@@ -57,7 +57,7 @@ describe('formatRoutingTable', () => {
       '         EXCLUDED cluster-a/example/missing: PoolNotFound: cluster cluster-a has no InferencePool example/missing',
       '    -> InferencePool example/llm-pool  weight 0 (0.0%)  [weight 0: receives no traffic]',
       '    (no backendRefs: every matching request gets HTTP 500)',
-      'Diagnostics: 2 error(s), 1 warning(s), 0 info',
+      'Diagnostics: 3 error(s), 1 warning(s), 0 info',
     ];
     for (const l of expectLines) expect(out).toContain(l);
     expect(out).toMatch(/ {2}error {3}cluster-a: InferencePool example\/missing: PoolNotFound: /);

@@ -1,0 +1,99 @@
+/**
+ * The HTTPRoute fields mcip-router does not honour. The router never routes a
+ * rule while silently dropping one of its features: every filter, timeout,
+ * retry, session persistence, per-backendRef filter or unknown field of a
+ * rule is recorded as unsupported, and the snapshot refuses that rule
+ * (Accepted=False, UnsupportedValue; its requests get HTTP 500).
+ */
+import type { DecodeContext, Raw } from './decode-util.js';
+import { obj, optString } from './decode-util.js';
+import type { UnsupportedField } from './types.js';
+
+export const SPEC_FIELDS = ['parentRefs', 'hostnames', 'rules'] as const;
+export const RULE_FIELDS = ['name', 'matches', 'filters', 'backendRefs', 'timeouts', 'retry', 'sessionPersistence'] as const;
+export const MATCH_FIELDS = ['path', 'headers', 'queryParams', 'method'] as const;
+export const BACKEND_FIELDS = ['group', 'kind', 'name', 'namespace', 'port', 'weight', 'filters'] as const;
+
+/** Why each Gateway API feature is refused: what the ext_proc position cannot do. */
+const WHY: Readonly<Record<string, string>> = {
+  RequestHeaderModifier: 'request header modifiers are not applied by mcip-router',
+  ResponseHeaderModifier: 'the router does not change response headers',
+  RequestMirror: 'mirroring needs a second upstream request, which an ext_proc answer cannot make Envoy send',
+  RequestRedirect: 'redirects are not answered by mcip-router',
+  URLRewrite: 'path and host rewrites are not applied by mcip-router',
+  ExtensionRef: 'mcip-router knows no extension filters',
+  CORS: 'CORS is not answered by mcip-router',
+  ExternalAuth: 'external authorization is not called by mcip-router',
+  timeouts: "Envoy enforces its route's own timeouts; an ext_proc answer cannot set a per-request timeout",
+  retry: "retries are made by Envoy's router, which an ext_proc answer cannot configure per request",
+  sessionPersistence: 'the router picks a pool for each request; it keeps no session affinity',
+  backendFilters: 'per-backendRef filters are not applied by mcip-router',
+};
+
+/** Edit distance (insertions, deletions, substitutions), for "did you mean". */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** The fields of `r` that `known` does not list, each with a message naming the closest known field. */
+export function unknownFields(r: Raw, known: readonly string[]): { key: string; message: string }[] {
+  const out: { key: string; message: string }[] = [];
+  for (const key of Object.keys(r)) {
+    if (known.includes(key)) continue;
+    const lower = key.toLowerCase();
+    const near = known.find((k) => k.toLowerCase() === lower || distance(k.toLowerCase(), lower) <= 2);
+    out.push({ key, message: `unknown field "${key}"${near !== undefined ? ` (did you mean "${near}"?)` : ''}; mcip-router does not read it` });
+  }
+  return out;
+}
+
+/** Reports unknown fields as decode errors: the object is left out. */
+export function refuseUnknown(c: DecodeContext, r: Raw, path: string, known: readonly string[]): void {
+  for (const u of unknownFields(r, known)) c.error(`${path}.${u.key}`, u.message);
+}
+
+/** Records the unknown fields of a rule's part as unsupported on the rule. */
+export function unknownAsUnsupported(r: Raw, path: string, known: readonly string[], out: UnsupportedField[]): void {
+  for (const u of unknownFields(r, known)) out.push({ path: `${path}.${u.key}`, feature: `field ${u.key}`, message: u.message });
+}
+
+function present(v: unknown): boolean {
+  return v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+}
+
+/** The filters, timeouts, retry and sessionPersistence of rule `r` (at `path`), each refused. */
+export function ruleFeatures(c: DecodeContext, r: Raw, path: string, out: UnsupportedField[]): void {
+  if (Array.isArray(r.filters)) {
+    r.filters.forEach((raw, k) => {
+      const p = `${path}.filters[${k}]`;
+      const f = obj(c, raw, p, true);
+      if (f === undefined) return;
+      const type = optString(c, f.type, `${p}.type`);
+      if (type === undefined || type === '') {
+        c.error(`${p}.type`, 'required');
+        return;
+      }
+      const why = WHY[type] ?? 'mcip-router does not know this filter type';
+      out.push({ path: p, feature: `filter ${type}`, message: `filter type ${type}: ${why}` });
+    });
+  } else if (present(r.filters)) {
+    c.error(`${path}.filters`, 'must be a list');
+  }
+  for (const field of ['timeouts', 'retry', 'sessionPersistence'] as const) {
+    if (present(r[field])) out.push({ path: `${path}.${field}`, feature: field, message: `${field}: ${WHY[field]!}` });
+  }
+}
+
+/** A backendRef's own filters and unknown fields, refused on its rule. */
+export function backendFeatures(r: Raw, path: string, out: UnsupportedField[]): void {
+  if (present(r.filters)) out.push({ path: `${path}.filters`, feature: 'backendRef filters', message: `backendRef filters: ${WHY.backendFilters!}` });
+  unknownAsUnsupported(r, path, BACKEND_FIELDS, out);
+}
