@@ -7,6 +7,7 @@
 //   remote.example  -> InferencePoolImport pool-b (exported by cluster-b; parent Gateway gw-b 10.2.0.100:80)
 //   split.example   -> pool-a and the pool-b import, weight 1 each (failover between the two)
 //   missing.example -> InferencePool ghost (does not exist: invalid backend, 500)
+//   refused.example -> pool-a, in a rule with a request timeout the router does not honour (refused rule, 500)
 // With `signals`, a SignalStore probes both EPPs (health on their ext_proc ports, metrics
 // where the clusters' `epp.metrics` point) and feeds the picks; it also gets the outcomes.
 // A stock EPP (eppA/eppB `stock`) is scraped on its own metrics port, with its first
@@ -180,6 +181,9 @@ export function buildScenarioSnapshot(o: ScenarioSnapshotInput): RoutingSnapshot
     route('remote', [rule([importRef('pool-b')])], { hostnames: ['remote.example'] }),
     route('split', [rule([poolRef('pool-a'), importRef('pool-b')])], { hostnames: ['split.example'] }),
     route('missing', [rule([poolRef('ghost')])], { hostnames: ['missing.example'] }),
+    route('refused', [rule([poolRef('pool-a')], undefined, undefined, [
+      { path: 'spec.rules[0].timeouts', feature: 'timeouts', message: 'timeouts: not honoured' },
+    ])], { hostnames: ['refused.example'] }),
   ];
   const b = [
     pool('pool-b', { exported: true, parents: [parentRef('gw-b')], failureMode: o.failureModeB ?? 'FailClose' }),
