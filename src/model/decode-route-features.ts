@@ -65,8 +65,11 @@ export function unknownAsUnsupported(r: Raw, path: string, known: readonly strin
   for (const u of unknownFields(r, known)) out.push({ path: `${path}.${u.key}`, feature: `field ${u.key}`, message: u.message });
 }
 
+/** Set to something that asks for behaviour: an empty list or object asks for nothing. */
 function present(v: unknown): boolean {
-  return v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+  if (v === undefined || v === null) return false;
+  if (Array.isArray(v)) return v.length > 0;
+  return typeof v !== 'object' || Object.keys(v).length > 0;
 }
 
 /** The filters, timeouts, retry and sessionPersistence of rule `r` (at `path`), each refused. */

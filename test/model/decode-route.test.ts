@@ -169,6 +169,11 @@ spec:
     expect(rules[1]!.unsupported[3]!.message).toBe('filter type SomethingNew: mcip-router does not know this filter type');
   });
 
+  it('an empty filters list, timeouts or retry object asks for nothing and is not refused', () => {
+    const text = edit(ROUTE, 'filters: [{type: RequestHeaderModifier}]', 'filters: []\n      timeouts: {}\n      retry: {}\n      sessionPersistence: null');
+    expect(decodeOk(text, 'HTTPRoute').spec.rules[0]!.unsupported).toEqual([]);
+  });
+
   it('records a misspelt or unknown field of a rule, match or backendRef as unsupported, naming the closest field', () => {
     const text = edit(edit(edit(ROUTE, '    - backendRefs:\n        - name: svc', '    - backendRef:\n        - name: svc'), 'method: post', 'methd: post'), '          port: 8080', '          prot: 8080');
     const rules = decodeOk(text, 'HTTPRoute').spec.rules;
