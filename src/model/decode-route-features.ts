@@ -1,13 +1,14 @@
 /**
  * The HTTPRoute fields mcip-router does not honour. The router never routes a
- * rule while silently dropping one of its features: every filter, timeout,
+ * rule while silently dropping one of its features: a RequestHeaderModifier is
+ * honoured (on the request headers answer to Envoy); every other filter, timeout,
  * retry, session persistence, per-backendRef filter or unknown field of a
  * rule is recorded as unsupported, and the snapshot refuses that rule
  * (Accepted=False, UnsupportedValue; its requests get HTTP 500).
  */
 import type { DecodeContext, Raw } from './decode-util.js';
-import { obj, optString } from './decode-util.js';
-import type { UnsupportedField } from './types.js';
+import { HEADER_NAME, list, obj, optString, reqString } from './decode-util.js';
+import type { HeaderModifier, UnsupportedField } from './types.js';
 
 export const SPEC_FIELDS = ['parentRefs', 'hostnames', 'rules'] as const;
 export const RULE_FIELDS = ['name', 'matches', 'filters', 'backendRefs', 'timeouts', 'retry', 'sessionPersistence'] as const;
@@ -16,7 +17,6 @@ export const BACKEND_FIELDS = ['group', 'kind', 'name', 'namespace', 'port', 'we
 
 /** Why each Gateway API feature is refused: what the ext_proc position cannot do. */
 const WHY: Readonly<Record<string, string>> = {
-  RequestHeaderModifier: 'request header modifiers are not applied by mcip-router',
   ResponseHeaderModifier: 'the router does not change response headers',
   RequestMirror: 'mirroring needs a second upstream request, which an ext_proc answer cannot make Envoy send',
   RequestRedirect: 'redirects are not answered by mcip-router',
@@ -72,8 +72,40 @@ function present(v: unknown): boolean {
   return typeof v !== 'object' || Object.keys(v).length > 0;
 }
 
-/** The filters, timeouts, retry and sessionPersistence of rule `r` (at `path`), each refused. */
-export function ruleFeatures(c: DecodeContext, r: Raw, path: string, out: UnsupportedField[]): void {
+/**
+ * Headers a RequestHeaderModifier may not touch: Envoy silently skips an ext_proc
+ * mutation of host and x-envoy-* headers, and the destination headers steer routing.
+ */
+function protectedHeader(name: string): boolean {
+  return name === 'host' || name.startsWith('x-envoy-') || name.startsWith('x-gateway-destination-endpoint');
+}
+
+/** A RequestHeaderModifier's config, or why it cannot be honoured. */
+function headerModifier(c: DecodeContext, v: unknown, path: string): HeaderModifier | string {
+  const m = obj(c, v, path, true) ?? {};
+  const pairs = (key: 'set' | 'add'): { name: string; value: string }[] =>
+    list(c, m[key], `${path}.${key}`, { max: 16 }).map((raw, i) => {
+      const p = `${path}.${key}[${i}]`;
+      const h = obj(c, raw, p, true) ?? {};
+      const name = reqString(c, h.name, `${p}.name`);
+      if (name !== '' && (name.length > 256 || !HEADER_NAME.test(name))) c.error(`${p}.name`, `"${name}" is not a valid header name`);
+      const value = optString(c, h.value, `${p}.value`);
+      if (value === undefined) c.error(`${p}.value`, 'required');
+      return { name: name.toLowerCase(), value: value ?? '' };
+    });
+  const set = pairs('set');
+  const add = pairs('add');
+  const remove = list(c, m.remove, `${path}.remove`, { max: 16 }).map((raw, i) => reqString(c, raw, `${path}.remove[${i}]`).toLowerCase());
+  const touched = [...set.map((h) => h.name), ...add.map((h) => h.name), ...remove].filter(protectedHeader);
+  if (touched.length > 0) {
+    return `filter type RequestHeaderModifier: header ${touched.join(', ')} cannot be changed (Envoy skips host and x-envoy-* mutations from an ext_proc server, and the destination headers are the router's)`;
+  }
+  return { set, add, remove };
+}
+
+/** The filters, timeouts, retry and sessionPersistence of rule `r` (at `path`): a RequestHeaderModifier is returned, the rest refused. */
+export function ruleFeatures(c: DecodeContext, r: Raw, path: string, out: UnsupportedField[]): HeaderModifier | undefined {
+  let modifier: HeaderModifier | undefined;
   if (Array.isArray(r.filters)) {
     r.filters.forEach((raw, k) => {
       const p = `${path}.filters[${k}]`;
@@ -82,6 +114,16 @@ export function ruleFeatures(c: DecodeContext, r: Raw, path: string, out: Unsupp
       const type = optString(c, f.type, `${p}.type`);
       if (type === undefined || type === '') {
         c.error(`${p}.type`, 'required');
+        return;
+      }
+      if (type === 'RequestHeaderModifier') {
+        const m = headerModifier(c, f.requestHeaderModifier, `${p}.requestHeaderModifier`);
+        if (typeof m !== 'string' && modifier === undefined) {
+          modifier = m;
+          return;
+        }
+        const why = typeof m === 'string' ? m : 'filter type RequestHeaderModifier: given more than once';
+        out.push({ path: p, feature: `filter ${type}`, message: why });
         return;
       }
       const why = WHY[type] ?? 'mcip-router does not know this filter type';
@@ -93,6 +135,7 @@ export function ruleFeatures(c: DecodeContext, r: Raw, path: string, out: Unsupp
   for (const field of ['timeouts', 'retry', 'sessionPersistence'] as const) {
     if (present(r[field])) out.push({ path: `${path}.${field}`, feature: field, message: `${field}: ${WHY[field]!}` });
   }
+  return modifier;
 }
 
 /** A backendRef's own filters and unknown fields, refused on its rule. */

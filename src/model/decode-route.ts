@@ -1,6 +1,6 @@
 /** Decoder for HTTPRoute (gateway.networking.k8s.io/v1 and v1beta1). */
 import type { DecodeContext, Raw } from './decode-util.js';
-import { hostname, list, name, obj, oneOf, optInt, optNamespace, optString, parentRef, port, reqString, sectionName } from './decode-util.js';
+import { HEADER_NAME, hostname, list, name, obj, oneOf, optInt, optNamespace, optString, parentRef, port, reqString, sectionName } from './decode-util.js';
 import type {
   BackendRef,
   HTTPPathMatch,
@@ -18,7 +18,6 @@ import { backendFeatures, MATCH_FIELDS, refuseUnknown, RULE_FIELDS, ruleFeatures
 const PATH_TYPES: readonly PathMatchType[] = ['Exact', 'PathPrefix', 'RegularExpression'];
 const VALUE_TYPES: readonly ValueMatchType[] = ['Exact', 'RegularExpression'];
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'];
-const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
 const MAX_WEIGHT = 1_000_000;
 
 export const DEFAULT_PATH_MATCH: HTTPPathMatch = { type: 'PathPrefix', value: '/' };
@@ -97,9 +96,10 @@ function rule(c: DecodeContext, raw: unknown, path: string): HTTPRouteRule {
   unknownAsUnsupported(r, path, RULE_FIELDS, unsupported);
   const matches = list(c, r.matches, `${path}.matches`, { max: 64 }).map((m, i) => routeMatch(c, m, `${path}.matches[${i}]`, unsupported));
   const backendRefs = list(c, r.backendRefs, `${path}.backendRefs`).map((b, i) => backendRef(c, b, `${path}.backendRefs[${i}]`, unsupported));
-  ruleFeatures(c, r, path, unsupported);
+  const requestHeaderModifier = ruleFeatures(c, r, path, unsupported);
   return {
     ...(ruleName !== undefined ? { name: ruleName } : {}),
+    ...(requestHeaderModifier !== undefined ? { requestHeaderModifier } : {}),
     matches: matches.length > 0 ? matches : [DEFAULT_MATCH],
     backendRefs,
     unsupported,

@@ -150,8 +150,19 @@ export interface UnsupportedField {
   readonly message: string;
 }
 
+/** A RequestHeaderModifier filter: header names lower-case, applied as Envoy applies an ext_proc header mutation. */
+export interface HeaderModifier {
+  /** Overwrite (or add) these headers. */
+  readonly set: readonly { readonly name: string; readonly value: string }[];
+  /** Append these values to any existing ones. */
+  readonly add: readonly { readonly name: string; readonly value: string }[];
+  readonly remove: readonly string[];
+}
+
 export interface HTTPRouteRule {
   readonly name?: string;
+  /** The rule's RequestHeaderModifier filter, honoured on the request headers answer. */
+  readonly requestHeaderModifier?: HeaderModifier;
   /** The decoder applies the spec default (one match: PathPrefix "/") when matches is empty. */
   readonly matches: readonly HTTPRouteMatch[];
   readonly backendRefs: readonly BackendRef[];

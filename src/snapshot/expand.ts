@@ -31,6 +31,7 @@ import {
   type ClusterScope,
   type FailedObject,
 } from './resolve.js';
+import { encodeRequestHeaderMutation } from '../protocol/header-mutation.js';
 import { reportRuleOutcome } from './rule-outcome.js';
 import type { BackendGroup, Candidate, Diagnostic, ExcludedObject, Exclusion, ImportOrigin, RouteRule } from './types.js';
 
@@ -467,6 +468,9 @@ export function expandRule(
     totalWeight,
     ...(policy !== undefined ? { policy } : {}),
     ...(refused ? { unsupported: rule.unsupported } : {}),
+    ...(rule.requestHeaderModifier !== undefined
+      ? { requestHeaderModifier: { modifier: rule.requestHeaderModifier, fragment: encodeRequestHeaderMutation(rule.requestHeaderModifier) } }
+      : {}),
     matches: rule.matches,
   };
 }

@@ -4,7 +4,7 @@
  * pure builder. A new snapshot replaces the old one by reference.
  */
 import type { RoutingMode, TlsConfig } from '../config/schema.js';
-import type { FailureMode, HTTPRouteMatch, UnsupportedField } from '../model/types.js';
+import type { FailureMode, HeaderModifier, HTTPRouteMatch, UnsupportedField } from '../model/types.js';
 import type { PickPolicy } from '../picker/policy.js';
 
 export interface NamespacedName {
@@ -107,6 +107,8 @@ export interface RouteRule {
    * (Accepted=False, UnsupportedValue) and every request it matches gets HTTP 500.
    */
   readonly unsupported?: readonly UnsupportedField[];
+  /** The rule's RequestHeaderModifier, and the same as a request headers answer fragment (src/protocol/header-mutation.ts), built once. */
+  readonly requestHeaderModifier?: { readonly modifier: HeaderModifier; readonly fragment: Buffer };
 }
 
 export interface RouteSummary {

@@ -36,7 +36,7 @@ spec:
           kind: InferencePoolImport
           name: llm-pool
           weight: 50
-      filters: [{type: RequestHeaderModifier}]
+      filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-Tier, value: gold}], add: [{name: x-multi, value: b}], remove: [X-Drop]}}]
     - backendRefs:
         - name: svc
           port: 8080
@@ -65,11 +65,8 @@ describe('HTTPRoute', () => {
           { group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'llm-pool', weight: 50 },
           { group: 'inference.networking.x-k8s.io', kind: 'InferencePoolImport', name: 'llm-pool', weight: 50 },
         ],
-        unsupported: [{
-          path: 'spec.rules[0].filters[0]',
-          feature: 'filter RequestHeaderModifier',
-          message: 'filter type RequestHeaderModifier: request header modifiers are not applied by mcip-router',
-        }],
+        requestHeaderModifier: { set: [{ name: 'x-tier', value: 'gold' }], add: [{ name: 'x-multi', value: 'b' }], remove: ['x-drop'] },
+        unsupported: [],
       },
       {
         matches: [{ path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] }],
@@ -170,7 +167,7 @@ spec:
   });
 
   it('an empty filters list, timeouts or retry object asks for nothing and is not refused', () => {
-    const text = edit(ROUTE, 'filters: [{type: RequestHeaderModifier}]', 'filters: []\n      timeouts: {}\n      retry: {}\n      sessionPersistence: null');
+    const text = edit(ROUTE, 'filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-Tier, value: gold}], add: [{name: x-multi, value: b}], remove: [X-Drop]}}]', 'filters: []\n      timeouts: {}\n      retry: {}\n      sessionPersistence: null');
     expect(decodeOk(text, 'HTTPRoute').spec.rules[0]!.unsupported).toEqual([]);
   });
 
@@ -194,7 +191,23 @@ spec:
   });
 
   it('reports a filter without a type', () => {
-    expectOneError(edit(ROUTE, 'filters: [{type: RequestHeaderModifier}]', 'filters: [{requestHeaderModifier: {}}]'), R, 'spec.rules[0].filters[0].type', /required/);
+    expectOneError(edit(ROUTE, 'type: RequestHeaderModifier, ', ''), R, 'spec.rules[0].filters[0].type', /required/);
+  });
+
+  it('refuses a RequestHeaderModifier that Envoy would not apply (host, x-envoy-*) or that touches the destination headers, or a second one', () => {
+    for (const name of ['Host', 'x-envoy-retry-on', 'x-gateway-destination-endpoint']) {
+      const rules = decodeOk(edit(ROUTE, 'remove: [X-Drop]', `remove: [${name}]`), 'HTTPRoute').spec.rules;
+      expect(rules[0]!.requestHeaderModifier, name).toBeUndefined();
+      expect(rules[0]!.unsupported[0]!.message, name).toContain(`header ${name.toLowerCase()} cannot be changed`);
+    }
+    const twice = edit(ROUTE, 'remove: [X-Drop]}}]', 'remove: [X-Drop]}}, {type: RequestHeaderModifier, requestHeaderModifier: {remove: [y]}}]');
+    expect(decodeOk(twice, 'HTTPRoute').spec.rules[0]!.unsupported).toEqual([
+      { path: 'spec.rules[0].filters[1]', feature: 'filter RequestHeaderModifier', message: 'filter type RequestHeaderModifier: given more than once' },
+    ]);
+  });
+
+  it('reports a RequestHeaderModifier filter without its config', () => {
+    expectOneError(edit(ROUTE, ', requestHeaderModifier: {set: [{name: X-Tier, value: gold}], add: [{name: x-multi, value: b}], remove: [X-Drop]}', ''), R, 'spec.rules[0].filters[0].requestHeaderModifier', /required/);
   });
 
   it('reports errors across rules with their indices', () => {

@@ -8,7 +8,7 @@ import { matchRequest } from '../../src/snapshot/match.js';
 import type { RoutingSnapshot } from '../../src/snapshot/types.js';
 import { build, config, LOCAL, localPool, poolRef, route, rule, servedGateway } from './fixtures.js';
 
-/** The rule the issue describes: a header modifier, a request timeout and retries, beside a plain rule. */
+/** A rule with a header modifier (honoured), a request timeout and retries (refused), beside a rule with only the modifier. */
 const ROUTE = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -24,6 +24,9 @@ spec:
       retry: {attempts: 2}
       backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: p}]
     - backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: p}]
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier: {set: [{name: x-tier, value: gold}], remove: [x-drop]}
 `;
 
 function decodeRoute(text: string): HTTPRoute {
@@ -44,7 +47,6 @@ describe('rules the router cannot honour', () => {
   it('are refused with one error per field, naming route, rule and field, turning the route Accepted=False (UnsupportedValue)', () => {
     const refused = diagnostics.filter((d) => d.reason === 'UnsupportedValue');
     expect(refused.map((d) => [d.severity, d.subject, d.path])).toEqual([
-      ['error', 'cluster-a: HTTPRoute example/r', 'spec.rules[0].filters[0]'],
       ['error', 'cluster-a: HTTPRoute example/r', 'spec.rules[0].retry'],
       ['error', 'cluster-a: HTTPRoute example/r', 'spec.rules[0].timeouts'],
     ]);
@@ -61,20 +63,20 @@ describe('rules the router cannot honour', () => {
     expect(result).toEqual({
       type: 'unavailable',
       message:
-        'rule 0 of HTTPRoute example/r is refused: it uses filter RequestHeaderModifier (spec.rules[0].filters[0]), ' +
-        'timeouts (spec.rules[0].timeouts), retry (spec.rules[0].retry), which the router does not honour',
+        'rule 0 of HTTPRoute example/r is refused: it uses timeouts (spec.rules[0].timeouts), retry (spec.rules[0].retry), which the router does not honour',
     });
     expect(pick(ruleFor(snapshot, '/other'), () => 0.5).type).toBe('picked');
   });
 
   it('show in the routing table and in /debug/routes', () => {
     expect(formatRoutingTable(snapshot, diagnostics)).toContain(
-      '    REFUSED: uses filter RequestHeaderModifier [spec.rules[0].filters[0]], timeouts [spec.rules[0].timeouts], retry [spec.rules[0].retry], ' +
-        'which the router does not honour: every matching request gets HTTP 500',
+      '    REFUSED: uses timeouts [spec.rules[0].timeouts], retry [spec.rules[0].retry], which the router does not honour: every matching request gets HTTP 500',
     );
-    const json = snapshotToJson(snapshot).routes[0] as { rules: { unsupported?: { path: string }[] }[] };
-    expect(json.rules[0]!.unsupported!.map((u) => u.path)).toEqual(['spec.rules[0].filters[0]', 'spec.rules[0].timeouts', 'spec.rules[0].retry']);
+    expect(formatRoutingTable(snapshot, diagnostics)).toContain('    request headers: set x-tier=gold, remove x-drop');
+    const json = snapshotToJson(snapshot).routes[0] as { rules: { unsupported?: { path: string }[]; requestHeaderModifier?: unknown }[] };
+    expect(json.rules[0]!.unsupported!.map((u) => u.path)).toEqual(['spec.rules[0].timeouts', 'spec.rules[0].retry']);
     expect(json.rules[1]!.unsupported).toBeUndefined();
+    expect(json.rules[1]!.requestHeaderModifier).toEqual({ set: [{ name: 'x-tier', value: 'gold' }], add: [], remove: ['x-drop'] });
   });
 
   it('a misspelt backendRefs key refuses the rule (field backendRef), instead of a silent rule without backends', () => {
