@@ -15,7 +15,9 @@ Options:
                           0  no error diagnostic
                           1  loaded, but routes or objects have errors (an
                              object left out, a share of requests that would
-                             get HTTP 500, ...)
+                             get HTTP 500, a rule refused for a feature the
+                             router does not honour, a route attached to no
+                             served Gateway, ...)
                           2  bad flags, invalid config, or manifests that
                              cannot be read or parsed
                           70 internal error (a bug; also in any other mode)

@@ -2,7 +2,8 @@
  * `mcip-router --check`: load every member's objects once, build the snapshot,
  * print the routing table. The exit code tells a pipeline what it found:
  * 0 no error diagnostic; 1 loaded, but the table has errors (an object left out
- * as invalid, a backendRef whose share of requests gets HTTP 500, ...); 2 a
+ * as invalid, a backendRef whose share of requests gets HTTP 500, a refused rule,
+ * a route attached to no served Gateway, ...); 2 a
  * member's manifests could not be loaded at all (unreadable files). After the table, one
  * `warning:` line per weakened security setting (e.g. epp.tls.insecureSkipVerify) and per pool
  * without a load signal; warnings do not change the exit code.
@@ -63,8 +64,10 @@ export function formatErrors(errors: readonly SourceError[]): string {
       continue;
     }
     for (const f of e.errors) {
+      // A problem of the text itself (a YAML syntax error) has no field path: its message gives line and column.
       const where = f.origin ? ` (${f.origin})` : '';
-      lines.push(`error: cluster ${e.cluster}: ${f.object}: ${f.path}: ${f.message}${where}`);
+      const field = f.path === '' ? '' : `${f.path}: `;
+      lines.push(`error: cluster ${e.cluster}: ${f.object}: ${field}${f.message}${where}`);
     }
   }
   lines.push(`${lines.length} error(s)`);

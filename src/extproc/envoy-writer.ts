@@ -10,7 +10,8 @@ import type { Metadata } from '@grpc/grpc-js';
 import type { ProtocolConfiguration } from '../protocol/codec.js';
 import type { EnvoyMessage } from '../protocol/envoy-message.js';
 import type { RelayableAnswer } from '../protocol/epp-answer.js';
-import { immediateResponse } from '../protocol/responses.js';
+import { withRequestHeaderMutation } from '../protocol/header-mutation.js';
+import { continueHeaders, immediateResponse } from '../protocol/responses.js';
 import { EnvoyLedger } from './envoy-ledger.js';
 import type { RouterError } from './errors.js';
 import type { HeldBound, HeldBytes } from './held-bytes.js';
@@ -42,6 +43,8 @@ export class EnvoyWriter {
   private closed = false;
   /** Envoy's call was ended by the router. */
   private ended = false;
+  /** The route's request header mutation, merged into the request headers answer, whoever writes it. */
+  private requestHeaderMutation: Buffer | undefined;
   private backedUp = false;
   /** Holds on Envoy's input: each holder pauses and resumes it once. */
   private inputHolds = 0;
@@ -83,16 +86,32 @@ export class EnvoyWriter {
     if (this.ledger !== undefined) this.ledger.inputEnded = true;
   }
 
+  /** The matched rule's request header mutation fragment (src/protocol/header-mutation.ts): added to the request headers answer. */
+  mutateRequestHeaders(fragment: Buffer | undefined): void {
+    this.requestHeaderMutation = fragment;
+  }
+
   /** Relays an EPP's answer. */
   relay(a: RelayableAnswer): void {
     this.ledger!.answeredBy(a);
-    this.write(a.msg);
+    this.write(a.case === 'request_headers' ? this.requestHeadersAnswer(a.msg) : a.msg);
   }
 
   /** The router answers everything Envoy waits for; `requestHeaders` answers pending request headers (default CONTINUE). */
   answerPending(requestHeaders?: Buffer): void {
-    const out = this.ledger!.takeOver(requestHeaders);
+    const answer = this.requestHeaderMutation !== undefined && this.ledger!.awaitingRequestHeaders
+      ? this.requestHeadersAnswer(requestHeaders ?? continueHeaders('request_headers'))
+      : requestHeaders;
+    const out = this.ledger!.takeOver(answer);
     for (let i = 0; i < out.length; i++) this.write(out[i]!);
+  }
+
+  /** The request headers answer with the route's mutation merged in (once). */
+  private requestHeadersAnswer(answer: Buffer): Buffer {
+    const fragment = this.requestHeaderMutation;
+    if (fragment === undefined) return answer;
+    this.requestHeaderMutation = undefined;
+    return withRequestHeaderMutation(answer, fragment);
   }
 
   /** From now on `flow` is held back while Envoy's side is backed up (the previous producer is let go). */

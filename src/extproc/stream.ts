@@ -213,6 +213,7 @@ export class ExtProcStream implements EnvoySide {
       }
     }
     deps.observer.pickedFor(result.reason);
+    this.writer.mutateRequestHeaders(match.rule.requestHeaderModifier?.fragment);
     const candidate = result.primary;
     this.routed(candidate);
     if (candidate.via === 'parent') return new RouterAnswers(this, 'parent', parentHeadersResponse(candidate.parent.address));

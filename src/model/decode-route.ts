@@ -1,6 +1,6 @@
 /** Decoder for HTTPRoute (gateway.networking.k8s.io/v1 and v1beta1). */
 import type { DecodeContext, Raw } from './decode-util.js';
-import { hostname, list, name, obj, oneOf, optInt, optNamespace, optString, parentRef, port, reqString, sectionName } from './decode-util.js';
+import { HEADER_NAME, hostname, list, name, obj, oneOf, optInt, optNamespace, optString, parentRef, port, reqString, sectionName } from './decode-util.js';
 import type {
   BackendRef,
   HTTPPathMatch,
@@ -12,12 +12,12 @@ import type {
   PathMatchType,
   ValueMatchType,
 } from './types.js';
-import { GROUP_CORE } from './types.js';
+import { GROUP_CORE, type UnsupportedField } from './types.js';
+import { backendFeatures, MATCH_FIELDS, refuseUnknown, RULE_FIELDS, ruleFeatures, SPEC_FIELDS, unknownAsUnsupported } from './decode-route-features.js';
 
 const PATH_TYPES: readonly PathMatchType[] = ['Exact', 'PathPrefix', 'RegularExpression'];
 const VALUE_TYPES: readonly ValueMatchType[] = ['Exact', 'RegularExpression'];
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'];
-const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
 const MAX_WEIGHT = 1_000_000;
 
 export const DEFAULT_PATH_MATCH: HTTPPathMatch = { type: 'PathPrefix', value: '/' };
@@ -57,8 +57,9 @@ function valueMatches(c: DecodeContext, v: unknown, path: string, header: boolea
   return out;
 }
 
-function routeMatch(c: DecodeContext, raw: unknown, path: string): HTTPRouteMatch {
+function routeMatch(c: DecodeContext, raw: unknown, path: string, unsupported: UnsupportedField[]): HTTPRouteMatch {
   const r = obj(c, raw, path, true) ?? {};
+  unknownAsUnsupported(r, path, MATCH_FIELDS, unsupported);
   const m = optString(c, r.method, `${path}.method`);
   let method: string | undefined;
   if (m !== undefined && m !== '') {
@@ -73,8 +74,9 @@ function routeMatch(c: DecodeContext, raw: unknown, path: string): HTTPRouteMatc
   };
 }
 
-function backendRef(c: DecodeContext, raw: unknown, path: string): BackendRef {
+function backendRef(c: DecodeContext, raw: unknown, path: string, unsupported: UnsupportedField[]): BackendRef {
   const r = obj(c, raw, path, true) ?? {};
+  backendFeatures(r, path, unsupported);
   const namespace = optNamespace(c, r.namespace, `${path}.namespace`);
   const p = port(c, r.port, `${path}.port`, false);
   return {
@@ -90,16 +92,23 @@ function backendRef(c: DecodeContext, raw: unknown, path: string): BackendRef {
 function rule(c: DecodeContext, raw: unknown, path: string): HTTPRouteRule {
   const r = obj(c, raw, path, true) ?? {};
   const ruleName = sectionName(c, r.name, `${path}.name`);
-  const matches = list(c, r.matches, `${path}.matches`, { max: 64 }).map((m, i) => routeMatch(c, m, `${path}.matches[${i}]`));
+  const unsupported: UnsupportedField[] = [];
+  unknownAsUnsupported(r, path, RULE_FIELDS, unsupported);
+  const matches = list(c, r.matches, `${path}.matches`, { max: 64 }).map((m, i) => routeMatch(c, m, `${path}.matches[${i}]`, unsupported));
+  const backendRefs = list(c, r.backendRefs, `${path}.backendRefs`).map((b, i) => backendRef(c, b, `${path}.backendRefs[${i}]`, unsupported));
+  const requestHeaderModifier = ruleFeatures(c, r, path, unsupported);
   return {
     ...(ruleName !== undefined ? { name: ruleName } : {}),
+    ...(requestHeaderModifier !== undefined ? { requestHeaderModifier } : {}),
     matches: matches.length > 0 ? matches : [DEFAULT_MATCH],
-    backendRefs: list(c, r.backendRefs, `${path}.backendRefs`).map((b, i) => backendRef(c, b, `${path}.backendRefs[${i}]`)),
+    backendRefs,
+    unsupported,
   };
 }
 
 export function decodeHTTPRoute(c: DecodeContext, raw: Raw, apiVersion: string, metadata: ObjectMeta): HTTPRoute {
   const spec = obj(c, raw.spec, 'spec') ?? {};
+  refuseUnknown(c, spec, 'spec', SPEC_FIELDS);
   const hostnames: string[] = [];
   list(c, spec.hostnames, 'spec.hostnames', { max: 16 }).forEach((h, i) => {
     const s = hostname(c, h, `spec.hostnames[${i}]`);
@@ -115,7 +124,7 @@ export function decodeHTTPRoute(c: DecodeContext, raw: Raw, apiVersion: string, 
       parentRefs: list(c, spec.parentRefs, 'spec.parentRefs', { max: 32 }).map((p, i) => parentRef(c, p, `spec.parentRefs[${i}]`)),
       hostnames,
       // Gateway API CRD default when rules is absent: one rule matching PathPrefix "/" (no backends).
-      rules: spec.rules === undefined || spec.rules === null ? [{ matches: [DEFAULT_MATCH], backendRefs: [] }] : rules,
+      rules: spec.rules === undefined || spec.rules === null ? [{ matches: [DEFAULT_MATCH], backendRefs: [], unsupported: [] }] : rules,
     },
   };
 }

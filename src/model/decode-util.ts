@@ -9,6 +9,9 @@ import { GROUP_GATEWAY } from './types.js';
 
 export type Raw = Record<string, unknown>;
 
+/** An HTTP header (or query parameter) name: an RFC 7230 token. */
+export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
+
 export class DecodeContext {
   readonly errors: FieldError[] = [];
   constructor(

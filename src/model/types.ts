@@ -140,11 +140,34 @@ export interface BackendRef {
   readonly weight: number;
 }
 
+/** A field of an HTTPRoute rule that mcip-router does not honour; the rule is refused rather than routed without it. */
+export interface UnsupportedField {
+  /** Field path in the route, e.g. "spec.rules[0].filters[1]". */
+  readonly path: string;
+  /** What it is, e.g. "filter RequestMirror", "timeouts", "field backendRef". */
+  readonly feature: string;
+  /** Why it is refused. */
+  readonly message: string;
+}
+
+/** A RequestHeaderModifier filter: header names lower-case, applied as Envoy applies an ext_proc header mutation. */
+export interface HeaderModifier {
+  /** Overwrite (or add) these headers. */
+  readonly set: readonly { readonly name: string; readonly value: string }[];
+  /** Append these values to any existing ones. */
+  readonly add: readonly { readonly name: string; readonly value: string }[];
+  readonly remove: readonly string[];
+}
+
 export interface HTTPRouteRule {
   readonly name?: string;
+  /** The rule's RequestHeaderModifier filter, honoured on the request headers answer. */
+  readonly requestHeaderModifier?: HeaderModifier;
   /** The decoder applies the spec default (one match: PathPrefix "/") when matches is empty. */
   readonly matches: readonly HTTPRouteMatch[];
   readonly backendRefs: readonly BackendRef[];
+  /** Fields of the rule (its matches and backendRefs included) the router does not honour; empty when none. */
+  readonly unsupported: readonly UnsupportedField[];
 }
 
 export interface HTTPRoute {

@@ -185,6 +185,9 @@ export function explainRequest(snapshot: RoutingSnapshot | undefined, req: PickR
   const m = matchRequest(snapshot, attrs);
   if (m.type === 'no-route') return { status: 404, body: { error: 'no HTTPRoute rule matches', request } };
   const rule = m.rule;
+  const where = { request, snapshotVersion: snapshot.version, route: `${rule.route.namespace}/${rule.route.name}`, rule: rule.index };
+  // A refused rule picks nothing: every request it matches gets HTTP 500.
+  if (rule.unsupported !== undefined) return { status: 200, body: { ...where, refused: rule.unsupported.map((u) => ({ ...u })), httpStatus: 500 } };
   const policy = rule.policy ?? settings.defaultPolicy;
   return {
     status: 200,

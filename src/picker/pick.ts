@@ -66,9 +66,12 @@ function ruleName(rule: RouteRule): string {
 }
 
 function unavailable(rule: RouteRule): PickResult {
+  const refused = rule.unsupported;
   return {
     type: 'unavailable',
-    message: rule.backends.length === 0 ? `${ruleName(rule)} has no backendRefs` : `every backendRef of ${ruleName(rule)} has weight 0`,
+    message: refused !== undefined
+      ? `${ruleName(rule)} is refused: it uses ${refused.map((u) => `${u.feature} (${u.path})`).join(', ')}, which the router does not honour`
+      : rule.backends.length === 0 ? `${ruleName(rule)} has no backendRefs` : `every backendRef of ${ruleName(rule)} has weight 0`,
   };
 }
 
@@ -93,7 +96,7 @@ export function pickOrdered(
 ): PickResult {
   const backends = rule.backends;
   const total = rule.totalWeight;
-  if (backends.length === 0 || !(total > 0)) return unavailable(rule);
+  if (backends.length === 0 || !(total > 0) || rule.unsupported !== undefined) return unavailable(rule);
   scan(rule, signals, policy, thresholds);
   const r = random() * total;
 

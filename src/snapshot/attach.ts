@@ -3,7 +3,8 @@
  * effective hostnames (Gateway API parentRef, listener and hostname rules).
  */
 import { GROUP_GATEWAY, type Gateway, type GatewayListener, type HTTPRoute, type ParentReference } from '../model/types.js';
-import { lookup, nsName, type BuildContext } from './context.js';
+import { lookup, nsName, ROUTE_REASONS, routeStatus, type BuildContext } from './context.js';
+import type { Diagnostic } from './types.js';
 import { intersectHostnames, unionHostnames, type HostnameSet } from './hostname.js';
 
 export interface AttachedRoute {
@@ -115,30 +116,50 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
     }
   }
   const out: AttachedRoute[] = [];
+  const servedList = [...served.keys()].join(', ');
   for (const route of local?.routes ?? []) {
     const parents: string[] = [];
     const sets: HostnameSet[] = [];
+    const refused: Diagnostic[] = [];
+    const subject = `${ctx.localCluster}: HTTPRoute ${nsName(route.metadata.namespace, route.metadata.name)}`;
     route.spec.parentRefs.forEach((ref, i) => {
       if (ref.group !== GROUP_GATEWAY || ref.kind !== 'Gateway') return;
-      const key = nsName(ref.namespace ?? route.metadata.namespace, ref.name);
-      if (!served.has(key)) return;
+      const ns = ref.namespace ?? route.metadata.namespace;
+      const key = nsName(ns, ref.name);
+      if (!served.has(key)) {
+        // A Gateway of another implementation is not ours to judge; one that exists nowhere is a parentRef to nothing.
+        if (local === undefined || lookup(local.gateways, ns, ref.name) !== undefined) return;
+        refused.push({
+          severity: 'warning',
+          subject,
+          path: `spec.parentRefs[${i}]`,
+          reason: ROUTE_REASONS.noMatchingParent,
+          message: `Gateway ${key} is neither served by this router (config gateways: ${servedList || 'none'}) nor among cluster ${ctx.localCluster}'s objects; the route is not attached to it`,
+        });
+        return;
+      }
       const gw = served.get(key);
       const res: Attachment = gw === undefined
         ? { ok: true, hostnames: intersectHostnames(route.spec.hostnames, undefined) }
         : attachToGateway(ctx, route, ref, gw);
       if (!res.ok) {
-        ctx.diagnostics.add({
+        refused.push({
           severity: 'warning',
-          subject: `${ctx.localCluster}: HTTPRoute ${nsName(route.metadata.namespace, route.metadata.name)}`,
+          subject,
           path: `spec.parentRefs[${i}]`,
           reason: res.reason,
           message: `${res.message}; the route is not attached to it`,
+          status: routeStatus(route.metadata, 'Accepted', i),
         });
         return;
       }
       if (!parents.includes(key)) parents.push(key);
       sets.push(res.hostnames);
     });
+    // A route attached nowhere serves nothing: each refused parentRef is then an error (its requests get 404).
+    for (const d of refused) {
+      ctx.diagnostics.add(parents.length > 0 ? d : { ...d, severity: 'error', message: `${d.message}; attached to no served Gateway, its requests get 404` });
+    }
     if (parents.length === 0) continue;
     const hostnames = unionHostnames(sets);
     out.push({ route, parents, hostnames: hostnames === 'any' ? [] : hostnames });

@@ -6,7 +6,7 @@
 import type { ClusterConfig, RouterConfig } from '../config/schema.js';
 import type { FieldError, Gateway, HTTPRoute, InferencePool, InferencePoolImport, KubeObject, Service } from '../model/types.js';
 import type { ClusterState } from '../sources/types.js';
-import type { Diagnostic, ExcludedObject } from './types.js';
+import type { Diagnostic, ExcludedObject, StatusTarget } from './types.js';
 
 /** Objects of one kind by namespace, then name (no joined-string keys on the hot path). */
 export type ByName<T> = ReadonlyMap<string, ReadonlyMap<string, T>>;
@@ -41,6 +41,24 @@ export interface BuildContext {
 export function nsName(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
+
+/** The HTTPRoute condition a diagnostic turns False: for one parentRef (its index), or for every parent when absent. */
+export function routeStatus(
+  route: { readonly namespace: string; readonly name: string },
+  condition: 'Accepted' | 'ResolvedRefs',
+  parentRefIndex?: number,
+): StatusTarget {
+  return { kind: 'HTTPRoute', namespace: route.namespace, name: route.name, condition, ...(parentRefIndex !== undefined ? { parentRefIndex } : {}) };
+}
+
+/** Upstream Gateway API route condition reasons the builder reports with. */
+export const ROUTE_REASONS = {
+  unsupportedValue: 'UnsupportedValue',
+  backendNotFound: 'BackendNotFound',
+  invalidKind: 'InvalidKind',
+  refNotPermitted: 'RefNotPermitted',
+  noMatchingParent: 'NoMatchingParent',
+} as const;
 
 /** The upstream condition reason for a pool without spec.endpointPickerRef. */
 export const ENDPOINT_PICKER_REF_MISSING = 'EndpointPickerRefMissing';
@@ -158,6 +176,17 @@ function pickerMissing(cluster: string, pool: InferencePool): { object: Excluded
 }
 
 /**
+ * A local HTTPRoute left out for a field it cannot take is not Accepted by the
+ * served Gateways: its diagnostic carries the upstream reason UnsupportedValue
+ * and the route's Accepted condition (the excluded object keeps InvalidObject).
+ */
+function refusedRoute(x: { readonly object: ExcludedObject; readonly diagnostic: Diagnostic }): Diagnostic {
+  const o = x.object;
+  if (o.kind !== 'HTTPRoute' || o.reason !== 'InvalidObject') return x.diagnostic;
+  return { ...x.diagnostic, reason: ROUTE_REASONS.unsupportedValue, status: routeStatus(o, 'Accepted') };
+}
+
+/**
  * Build-to-build cache of each ClusterState's index, keyed by the state
  * object's identity (src/snapshot/expand.ts keys its pool resolutions by the
  * index in turn).
@@ -206,8 +235,9 @@ export function createContext(config: RouterConfig, states: readonly ClusterStat
     const { objects, duplicates, excluded } = indexed(state);
     for (const d of duplicates) diagnostics.add(d);
     clusters.set(state.cluster, objects);
+    const local = state.cluster === config.clusterName;
     for (const x of excluded) {
-      diagnostics.add(x.diagnostic);
+      diagnostics.add(local ? refusedRoute(x) : x.diagnostic);
       excludedObjects.push(x.object);
     }
     if (state.stale) {

@@ -2,7 +2,7 @@
  * Human and machine views of a snapshot: the routing table `mcip-router
  * --check` prints, and the plain JSON served at /debug/routes.
  */
-import type { HTTPRouteMatch } from '../model/types.js';
+import type { HeaderModifier, HTTPRouteMatch } from '../model/types.js';
 import type { BackendGroup, Candidate, Diagnostic, EppTarget, ExcludedObject, ParentTarget, RoutingSnapshot } from './types.js';
 
 export function summarizeMatch(m: HTTPRouteMatch): string {
@@ -47,6 +47,11 @@ function describeGroup(g: BackendGroup, total: number, lines: string[]): void {
   for (const x of g.excluded) lines.push(`         EXCLUDED ${x.subject}: ${x.reason}: ${x.message}`);
 }
 
+function describeModifier(m: HeaderModifier): string {
+  const parts = [...m.set.map((h) => `set ${h.name}=${h.value}`), ...m.add.map((h) => `add ${h.name}=${h.value}`), ...m.remove.map((n) => `remove ${n}`)];
+  return parts.join(', ');
+}
+
 function describeDiagnostic(d: Diagnostic): string {
   return `  ${d.severity.padEnd(7)} ${d.subject}${d.path !== undefined ? ` [${d.path}]` : ''}: ${d.reason}: ${d.message}`;
 }
@@ -74,7 +79,10 @@ export function formatRoutingTable(snapshot: RoutingSnapshot, diagnostics: reado
     for (const rule of r.rules) {
       const name = rule.name !== undefined ? ` "${rule.name}"` : '';
       lines.push(`  rule[${rule.index}]${name}: ${rule.matches.map(summarizeMatch).join(' | ')}`);
-      if (rule.backends.length === 0) lines.push('    (no backendRefs: every matching request gets HTTP 500)');
+      if (rule.unsupported !== undefined) {
+        lines.push(`    REFUSED: uses ${rule.unsupported.map((u) => `${u.feature} [${u.path}]`).join(', ')}, which the router does not honour: every matching request gets HTTP 500`);
+      } else if (rule.backends.length === 0) lines.push('    (no backendRefs: every matching request gets HTTP 500)');
+      if (rule.requestHeaderModifier !== undefined) lines.push(`    request headers: ${describeModifier(rule.requestHeaderModifier.modifier)}`);
       else if (rule.totalWeight === 0) lines.push('    (every backendRef has weight 0: every matching request gets HTTP 500)');
       for (const g of rule.backends) describeGroup(g, rule.totalWeight, lines);
     }
@@ -122,6 +130,8 @@ export function snapshotToJson(snapshot: RoutingSnapshot): SnapshotJson {
         index: rule.index,
         ...(rule.name !== undefined ? { name: rule.name } : {}),
         matches: rule.matches,
+        ...(rule.unsupported !== undefined ? { unsupported: rule.unsupported.map((u) => ({ ...u })) } : {}),
+        ...(rule.requestHeaderModifier !== undefined ? { requestHeaderModifier: rule.requestHeaderModifier.modifier } : {}),
         totalWeight: rule.totalWeight,
         backends: rule.backends.map((g) => ({
           ref: { ...g.ref },

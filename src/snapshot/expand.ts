@@ -23,7 +23,7 @@ import {
   type InferencePoolImport,
 } from '../model/types.js';
 import { parsePickPolicy, PICK_POLICIES, PICK_POLICY_ANNOTATION, type PickPolicy } from '../config/pick-policy.js';
-import { ENDPOINT_PICKER_REF_MISSING, endpointPickerRefMissing, lookup, nsName, type BuildContext, type ClusterObjects } from './context.js';
+import { ENDPOINT_PICKER_REF_MISSING, endpointPickerRefMissing, lookup, nsName, ROUTE_REASONS, routeStatus, type BuildContext, type ClusterObjects } from './context.js';
 import {
   clusterScope,
   resolveEpp,
@@ -31,6 +31,8 @@ import {
   type ClusterScope,
   type FailedObject,
 } from './resolve.js';
+import { encodeRequestHeaderMutation } from '../protocol/header-mutation.js';
+import { reportRuleOutcome } from './rule-outcome.js';
 import type { BackendGroup, Candidate, Diagnostic, ExcludedObject, Exclusion, ImportOrigin, RouteRule } from './types.js';
 
 /** An exclusion plus where its diagnostic points. */
@@ -38,6 +40,8 @@ interface Problem {
   readonly exclusion: Exclusion;
   readonly subject: string;
   readonly path?: string;
+  /** Set when the problem is the route's own backendRef (the exclusion's reason is then an upstream ResolvedRefs reason). */
+  readonly routeRef?: true;
 }
 
 interface Expansion {
@@ -381,17 +385,18 @@ function expandRef(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRo
       exclusion: { subject: `${ref.kind} ${nsName(ns, ref.name)}`, reason, message },
       subject: `${ctx.localCluster}: HTTPRoute ${nsName(routeNs, route.metadata.name)}`,
       path: refPath(index, j),
+      routeRef: true,
     }],
   });
   if (ns !== routeNs) {
     return refProblem(
-      'RefNotPermitted',
+      ROUTE_REASONS.refNotPermitted,
       `backendRef to namespace ${ns} from an HTTPRoute in ${routeNs}: cross-namespace references need a ReferenceGrant, ` +
         'and mcip-router does not support ReferenceGrant; put the route and the pool in the same namespace',
     );
   }
   return refProblem(
-    'InvalidKind',
+    ROUTE_REASONS.invalidKind,
     `backendRef group "${ref.group}" kind "${ref.kind}" is not routable by mcip-router; use InferencePool (group ${GROUP_INFERENCE}) ` +
       `or InferencePoolImport (group ${GROUP_INFERENCE_X})`,
   );
@@ -406,9 +411,9 @@ function expandGroup(ctx: BuildContext, resolver: CandidateResolver, route: HTTP
   // An exclusion that empties a weighted backendRef costs requests (HTTP 500): an error; otherwise a warning.
   const fatal = candidates.length === 0 && weight > 0;
   const severity = fatal ? 'error' : 'warning';
-  const impact = fatal
-    ? ` [backendRef ${refPath(index, j)} of HTTPRoute ${nsName(route.metadata.namespace, route.metadata.name)} has no usable pool: its share of requests gets HTTP 500]`
-    : '';
+  const routeKey = nsName(route.metadata.namespace, route.metadata.name);
+  const impact = fatal ? ` [backendRef ${refPath(index, j)} of HTTPRoute ${routeKey} has no usable pool: its share of requests gets HTTP 500]` : '';
+  const resolvedRefs = routeStatus(route.metadata, 'ResolvedRefs');
   for (const p of problems) {
     ctx.diagnostics.add({
       severity,
@@ -416,6 +421,21 @@ function expandGroup(ctx: BuildContext, resolver: CandidateResolver, route: HTTP
       ...(p.path !== undefined ? { path: p.path } : {}),
       reason: p.exclusion.reason,
       message: p.exclusion.message + impact,
+      ...(p.routeRef ? { status: resolvedRefs } : {}),
+    });
+  }
+  // A backendRef whose pools are all left out (not found, or unusable) does not resolve: the route's own diagnostic says so.
+  if (candidates.length === 0 && !problems.some((p) => p.routeRef)) {
+    const why = problems.map((p) => `${p.exclusion.subject}: ${p.exclusion.reason}`).join('; ');
+    ctx.diagnostics.add({
+      severity,
+      subject: `${ctx.localCluster}: HTTPRoute ${routeKey}`,
+      path: refPath(index, j),
+      reason: ROUTE_REASONS.backendNotFound,
+      message:
+        `backendRef ${group.kind} ${nsName(group.namespace, group.name)} has no usable pool (${why})` +
+        (fatal ? '; its share of requests gets HTTP 500' : '; it has weight 0, so no request is sent to it'),
+      status: resolvedRefs,
     });
   }
   return { ref: group, weight, candidates, excluded: problems.map((p) => p.exclusion), ...origin };
@@ -438,6 +458,8 @@ export function expandRule(
     totalWeight += g.weight;
   }
   const policy = routePolicy(ctx, route);
+  const refused = rule.unsupported.length > 0;
+  reportRuleOutcome(ctx, route, index, rule, totalWeight);
   return {
     route: { namespace: route.metadata.namespace, name: route.metadata.name },
     index,
@@ -445,6 +467,10 @@ export function expandRule(
     backends,
     totalWeight,
     ...(policy !== undefined ? { policy } : {}),
+    ...(refused ? { unsupported: rule.unsupported } : {}),
+    ...(rule.requestHeaderModifier !== undefined
+      ? { requestHeaderModifier: { modifier: rule.requestHeaderModifier, fragment: encodeRequestHeaderMutation(rule.requestHeaderModifier) } }
+      : {}),
     matches: rule.matches,
   };
 }

@@ -18,6 +18,7 @@
  */
 import type { HTTPRouteMatch, HTTPValueMatch } from '../model/types.js';
 import type { AttachedRoute } from './attach.js';
+import { ROUTE_REASONS, routeStatus } from './context.js';
 import { isWildcard } from './hostname.js';
 import { compileRouteRegex, type RegexLimits, type RouteRegex } from './route-regex.js';
 import type { Diagnostic, MatchResult, MatchTable, RequestAttributes, RouteRule, RoutingSnapshot } from './types.js';
@@ -160,7 +161,14 @@ export function compileMatchTable(
   for (const t of rules) {
     const r = t.attached.route.metadata;
     const reportAt = (path: string, message: string): void =>
-      report({ severity: 'error', subject: `${localCluster}: HTTPRoute ${r.namespace}/${r.name}`, path, reason: 'InvalidMatch', message });
+      report({
+        severity: 'error',
+        subject: `${localCluster}: HTTPRoute ${r.namespace}/${r.name}`,
+        path,
+        reason: ROUTE_REASONS.unsupportedValue,
+        message,
+        status: routeStatus(r, 'Accepted'),
+      });
     t.matches.forEach((m, i) => {
       const c = compileMatch(t, m, i, regexLimits, reportAt);
       if (c === undefined) return;

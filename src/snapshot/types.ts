@@ -4,7 +4,7 @@
  * pure builder. A new snapshot replaces the old one by reference.
  */
 import type { RoutingMode, TlsConfig } from '../config/schema.js';
-import type { FailureMode, HTTPRouteMatch } from '../model/types.js';
+import type { FailureMode, HeaderModifier, HTTPRouteMatch, UnsupportedField } from '../model/types.js';
 import type { PickPolicy } from '../config/pick-policy.js';
 
 export interface NamespacedName {
@@ -102,6 +102,13 @@ export interface RouteRule {
   readonly totalWeight: number;
   /** Pick policy from the HTTPRoute's mcip-router.dev/pick-policy annotation; absent: the router config's picker.defaultPolicy. */
   readonly policy?: PickPolicy;
+  /**
+   * Set when the rule uses fields the router does not honour: the rule is refused
+   * (Accepted=False, UnsupportedValue) and every request it matches gets HTTP 500.
+   */
+  readonly unsupported?: readonly UnsupportedField[];
+  /** The rule's RequestHeaderModifier, and the same as a request headers answer fragment (src/protocol/header-mutation.ts), built once. */
+  readonly requestHeaderModifier?: { readonly modifier: HeaderModifier; readonly fragment: Buffer };
 }
 
 export interface RouteSummary {

@@ -82,7 +82,8 @@ describe('mcip-router CLI', () => {
     const run = await runCli(['--check', '--config', set.configFile]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('[NO USABLE POOL: its share of requests gets HTTP 500]');
-    expect(run.stdout).toContain('Diagnostics: 1 error(s)');
+    expect(run.stdout).toContain('Diagnostics: 2 error(s)');
+    expect(run.stdout).toContain('HTTPRoute default/r [spec.rules[0].backendRefs[1]]: BackendNotFound: backendRef InferencePool default/missing has no usable pool');
   });
 
   it('--check leaves out invalid objects by name (exit 1) and accepts a pool without endpointPickerRef', async () => {
@@ -101,7 +102,7 @@ describe('mcip-router CLI', () => {
     const run = await runCli(['--check', '--config', set.configFile]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/cluster-a: InferencePool default\/p \[spec\.targetPorts\[0\]\.number\]: InvalidObject: .*pool\.yaml/);
-    expect(run.stdout).toMatch(/cluster-a: HTTPRoute default\/r \[spec\.rules\[0\]\.backendRefs\[0\]\.weight\]: InvalidObject: .*route\.yaml/);
+    expect(run.stdout).toMatch(/cluster-a: HTTPRoute default\/r \[spec\.rules\[0\]\.backendRefs\[0\]\.weight\]: UnsupportedValue: .*route\.yaml/);
     expect(run.stdout).toMatch(/cluster-a: InferencePool default\/bare \[spec\.endpointPickerRef\]: EndpointPickerRefMissing/);
   });
 
@@ -114,6 +115,30 @@ describe('mcip-router CLI', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/pool\.yaml.*YAML syntax error at line \d+/);
     expect(run.stderr).toMatch(/list\.yaml#0.*not a Kubernetes object/);
+  });
+
+  it.each([
+    ['a misspelt backendRefs key', (y: string) => y.replace('backendRefs:', 'backendRef:'), 'HTTPRoute default/r [spec.rules[0].backendRef]: UnsupportedValue: unknown field "backendRef" (did you mean "backendRefs"?)'],
+    ['a parentRef to a Gateway that does not exist', (y: string) => y.replace(/parentRefs:\n {4}- name: \S+/, 'parentRefs:\n    - name: no-such-gw'), 'HTTPRoute default/r [spec.parentRefs[0]]: NoMatchingParent: Gateway default/no-such-gw is neither served'],
+    ['a rule without backendRefs', (y: string) => y.replace(/ {6}backendRefs:\n(?: {8}.*\n)+/, ''), 'HTTPRoute default/r [spec.rules[0].backendRefs]: NoBackendRefs: rule 0 has no backendRefs'],
+    ['a rule with only weight-0 backendRefs', (y: string) => y.replace('weight: 1', 'weight: 0'), 'NoBackendWeight: every backendRef of rule 0 has weight 0'],
+    ['a rule with a header modifier, a request timeout and retries', (y: string) => `${y}      filters: [{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: x, value: y}]}}]\n      timeouts: {request: 30s}\n      retry: {attempts: 2}\n`, 'HTTPRoute default/r [spec.rules[0].timeouts]: UnsupportedValue: timeouts: '],
+  ])('--check exits 1 for a route whose requests would all fail: %s, naming the reason', async (_, change, line) => {
+    const route = routeYaml('r', 'h.example', [{ kind: 'InferencePool', name: 'p', weight: 1 }]);
+    const changed = change(route);
+    expect(changed).not.toBe(route);
+    const set = writeClusterSet([{ name: 'cluster-a', files: { 'gw.yaml': gatewayYaml(), 'pool.yaml': poolYaml('p'), 'route.yaml': changed } }]);
+    const run = await runCli(['--check', '--config', set.configFile]);
+    expect(run.stdout).toContain(line);
+    expect(run.code).toBe(1);
+  });
+
+  it('--check names file, line and column of a YAML syntax error', async () => {
+    const set = writeClusterSet([{ name: 'cluster-a', files: { 'gw.yaml': gatewayYaml(), 'pool.yaml': 'kind: [\n' } }]);
+    const run = await runCli(['--check', '--config', set.configFile]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^error: cluster cluster-a: \S+\/pool\.yaml: YAML syntax error at line 2, column 1: /m);
+    expect(run.stderr).not.toContain(': :');
   });
 
   it('--help says what each --check exit code means', async () => {

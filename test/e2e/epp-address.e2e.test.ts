@@ -155,6 +155,7 @@ describe("EPP addresses from a member's Service", () => {
     expect(run.stdout).toMatch(/cluster-a: Service default\/bad-epp \[spec\.clusterIP\]: EppAddressDenied: .*169\.254\.169\.254:9002 is inside destinations\.deny/);
     expect(run.stdout).toContain('clusters[cluster-a].addressOverrides.services');
     expect(run.stdout).toContain('clusters[cluster-a].eppAnswers.destinations');
-    expect(run.stdout).toContain('Diagnostics: 1 error(s)');
+    expect(run.stdout).toContain('Diagnostics: 2 error(s)');
+    expect(run.stdout).toMatch(/HTTPRoute default\/\S+ \[spec\.rules\[0\]\.backendRefs\[0\]\]: BackendNotFound: .*EppAddressDenied/);
   });
 });

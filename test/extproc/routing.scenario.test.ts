@@ -68,6 +68,18 @@ describe('Endpoint mode', () => {
     expect(sc.observer.outcomes()).toEqual(['no_route']);
   });
 
+  it('a rule refused for a feature the router does not honour -> 500 naming it; no EPP is called', async () => {
+    sc = await startScenario();
+    const r = await sc.envoy.run({ authority: 'refused.example', path: '/v1/completions', body: body() });
+    expect(r.outcome).toBe('local-reply');
+    expect(r.status).toBe(500);
+    const e = errorJson(r.response.body);
+    expect(e.message).toBe('rule 0 of HTTPRoute example/refused is refused: it uses timeouts (spec.rules[0].timeouts), which the router does not honour');
+    expect(sc.eppA.counters.streamsOpened).toBe(0);
+    await sc.settled();
+    expect(sc.observer.outcomes()).toEqual(['invalid_backend']);
+  });
+
   it('a backendRef without a pool -> 500 naming it', async () => {
     sc = await startScenario();
     const r = await sc.envoy.run({ authority: 'missing.example', path: '/', body: body() });

@@ -7,6 +7,8 @@
 //   remote.example  -> InferencePoolImport pool-b (exported by cluster-b; parent Gateway gw-b 10.2.0.100:80)
 //   split.example   -> pool-a and the pool-b import, weight 1 each (failover between the two)
 //   missing.example -> InferencePool ghost (does not exist: invalid backend, 500)
+//   refused.example -> pool-a, in a rule with a request timeout the router does not honour (refused rule, 500)
+//   headers.example / headers-remote.example -> pool-a / the pool-b import, with HEADER_MODIFIER on the rule
 // With `signals`, a SignalStore probes both EPPs (health on their ext_proc ports, metrics
 // where the clusters' `epp.metrics` point) and feeds the picks; it also gets the outcomes.
 // A stock EPP (eppA/eppB `stock`) is scraped on its own metrics port, with its first
@@ -28,6 +30,7 @@ import { SignalStore } from '../../src/signals/index.js';
 import type { FailureReason } from '../../src/signals/types.js';
 import type { GuardReason } from '../../src/protocol/answer-guard.js';
 import { createExtProcServer, type ExtProcServer } from '../../src/extproc/server.js';
+import type { HeaderModifier } from '../../src/model/types.js';
 import type { RoutingSnapshot } from '../../src/snapshot/types.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
 import { seededRandom } from '../helpers/random.js';
@@ -170,6 +173,13 @@ export function scenarioConfig(o: ScenarioSnapshotInput): RouterConfig {
   });
 }
 
+/** The RequestHeaderModifier of the headers.example routes. */
+export const HEADER_MODIFIER: HeaderModifier = {
+  set: [{ name: 'x-tier', value: 'gold' }, { name: 'x-keep', value: 'new' }],
+  add: [{ name: 'x-multi', value: 'b' }],
+  remove: ['x-drop'],
+};
+
 export function buildScenarioSnapshot(o: ScenarioSnapshotInput): RoutingSnapshot {
   const cfg = scenarioConfig(o);
   const a = [
@@ -180,6 +190,11 @@ export function buildScenarioSnapshot(o: ScenarioSnapshotInput): RoutingSnapshot
     route('remote', [rule([importRef('pool-b')])], { hostnames: ['remote.example'] }),
     route('split', [rule([poolRef('pool-a'), importRef('pool-b')])], { hostnames: ['split.example'] }),
     route('missing', [rule([poolRef('ghost')])], { hostnames: ['missing.example'] }),
+    route('headers', [{ ...rule([poolRef('pool-a')]), requestHeaderModifier: HEADER_MODIFIER }], { hostnames: ['headers.example'] }),
+    route('headers-remote', [{ ...rule([importRef('pool-b')]), requestHeaderModifier: HEADER_MODIFIER }], { hostnames: ['headers-remote.example'] }),
+    route('refused', [rule([poolRef('pool-a')], undefined, undefined, [
+      { path: 'spec.rules[0].timeouts', feature: 'timeouts', message: 'timeouts: not honoured' },
+    ])], { hostnames: ['refused.example'] }),
   ];
   const b = [
     pool('pool-b', { exported: true, parents: [parentRef('gw-b')], failureMode: o.failureModeB ?? 'FailClose' }),

@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { canonicalResponse, occurrences } from '../protocol/wire-canonical.js';
 
 export const PROTOS_DIR = fileURLToPath(new URL('../../protos/', import.meta.url));
 
@@ -25,6 +26,24 @@ export const packageDefinition = protoLoader.loadSync(
   ['envoy/service/ext_proc/v3/external_processor.proto', 'grpc/health/v1/health.proto'],
   LOADER_OPTIONS,
 );
+
+// Answers are read as Envoy (C++ protobuf) reads them: a second occurrence of a message field
+// merges into the first (protobufjs alone would keep only the last).
+{
+  const processMethod = packageDefinition['envoy.service.ext_proc.v3.ExternalProcessor'] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>;
+  const process = processMethod.Process!;
+  const decode = process.responseDeserialize;
+  // Only an answer with a repeated top-level field needs it (the router appends to an answer so); the rest decode as they are.
+  const repeatsAField = (buf: Buffer): boolean => {
+    const seen = new Set<number>();
+    for (const o of occurrences(buf)) {
+      if (seen.has(o.no)) return true;
+      seen.add(o.no);
+    }
+    return false;
+  };
+  process.responseDeserialize = (buf: Buffer) => decode(repeatsAField(buf) ? canonicalResponse(buf) : buf);
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const grpcObject = grpc.loadPackageDefinition(packageDefinition) as any;

@@ -36,7 +36,7 @@ spec:
           kind: InferencePoolImport
           name: llm-pool
           weight: 50
-      filters: [{type: RequestHeaderModifier}]
+      filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-Tier, value: gold}], add: [{name: x-multi, value: b}], remove: [X-Drop]}}]
     - backendRefs:
         - name: svc
           port: 8080
@@ -65,10 +65,13 @@ describe('HTTPRoute', () => {
           { group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'llm-pool', weight: 50 },
           { group: 'inference.networking.x-k8s.io', kind: 'InferencePoolImport', name: 'llm-pool', weight: 50 },
         ],
+        requestHeaderModifier: { set: [{ name: 'x-tier', value: 'gold' }], add: [{ name: 'x-multi', value: 'b' }], remove: ['x-drop'] },
+        unsupported: [],
       },
       {
         matches: [{ path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] }],
         backendRefs: [{ group: '', kind: 'Service', name: 'svc', port: 8080, weight: 1 }],
+        unsupported: [],
       },
     ]);
   });
@@ -97,7 +100,7 @@ spec:
       { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', namespace: 'infra', sectionName: 'http', port: 80 },
     ]);
     expect(route.spec.hostnames).toEqual([]);
-    expect(route.spec.rules).toEqual([{ matches: [{ path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] }], backendRefs: [] }]);
+    expect(route.spec.rules).toEqual([{ matches: [{ path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] }], backendRefs: [], unsupported: [] }]);
   });
 
   it('keeps RegularExpression values as written: RE2 compiles them, within the configured limits, when the snapshot is built', () => {
@@ -131,6 +134,80 @@ spec:
     ['rules not a list', edit(ROUTE, ROUTE.slice(ROUTE.indexOf('  rules:')), '  rules: {}\n'), 'spec.rules', /must be a list/],
   ])('reports %s', (_, text, path, message) => {
     expectOneError(text, R, path, message);
+  });
+
+  it('records every rule feature it does not honour, with its path: filters, timeouts, retry, sessionPersistence, backendRef filters', () => {
+    const rule1 = `    - backendRefs:
+        - name: svc
+          port: 8080
+          filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x, value: y}]}}]
+      filters:
+        - type: RequestMirror
+          requestMirror: {backendRef: {name: shadow, port: 80}}
+        - type: ExtensionRef
+          extensionRef: {group: example.com, kind: Thing, name: t}
+        - type: SomethingNew
+      timeouts: {request: 30s}
+      retry: {attempts: 2}
+      sessionPersistence: {sessionName: s}
+`;
+    const text = edit(ROUTE, '    - backendRefs:\n        - name: svc\n          port: 8080\n', rule1);
+    const rules = decodeOk(text, 'HTTPRoute').spec.rules;
+    expect(rules[1]!.unsupported.map((u) => [u.path, u.feature])).toEqual([
+      ['spec.rules[1].backendRefs[0].filters', 'backendRef filters'],
+      ['spec.rules[1].filters[0]', 'filter RequestMirror'],
+      ['spec.rules[1].filters[1]', 'filter ExtensionRef'],
+      ['spec.rules[1].filters[2]', 'filter SomethingNew'],
+      ['spec.rules[1].timeouts', 'timeouts'],
+      ['spec.rules[1].retry', 'retry'],
+      ['spec.rules[1].sessionPersistence', 'sessionPersistence'],
+    ]);
+    expect(rules[1]!.unsupported[4]!.message).toMatch(/^timeouts: Envoy enforces/);
+    expect(rules[1]!.unsupported[3]!.message).toBe('filter type SomethingNew: mcip-router does not know this filter type');
+  });
+
+  it('an empty filters list, timeouts or retry object asks for nothing and is not refused', () => {
+    const text = edit(ROUTE, 'filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-Tier, value: gold}], add: [{name: x-multi, value: b}], remove: [X-Drop]}}]', 'filters: []\n      timeouts: {}\n      retry: {}\n      sessionPersistence: null');
+    expect(decodeOk(text, 'HTTPRoute').spec.rules[0]!.unsupported).toEqual([]);
+  });
+
+  it('records a misspelt or unknown field of a rule, match or backendRef as unsupported, naming the closest field', () => {
+    const text = edit(edit(edit(ROUTE, '    - backendRefs:\n        - name: svc', '    - backendRef:\n        - name: svc'), 'method: post', 'methd: post'), '          port: 8080', '          prot: 8080');
+    const rules = decodeOk(text, 'HTTPRoute').spec.rules;
+    expect(rules[0]!.unsupported.map((u) => [u.path, u.message])).toContainEqual([
+      'spec.rules[0].matches[0].methd',
+      'unknown field "methd" (did you mean "method"?); mcip-router does not read it',
+    ]);
+    expect(rules[1]!.backendRefs).toEqual([]);
+    expect(rules[1]!.unsupported).toEqual([{
+      path: 'spec.rules[1].backendRef',
+      feature: 'field backendRef',
+      message: 'unknown field "backendRef" (did you mean "backendRefs"?); mcip-router does not read it',
+    }]);
+  });
+
+  it('refuses an unknown spec field: the route is left out rather than read without it', () => {
+    expectOneError(edit(ROUTE, '  hostnames:\n', '  hostname:\n'), R, 'spec.hostname', /unknown field "hostname" \(did you mean "hostnames"\?\)/);
+  });
+
+  it('reports a filter without a type', () => {
+    expectOneError(edit(ROUTE, 'type: RequestHeaderModifier, ', ''), R, 'spec.rules[0].filters[0].type', /required/);
+  });
+
+  it('refuses a RequestHeaderModifier that Envoy would not apply (host, x-envoy-*) or that touches the destination headers, or a second one', () => {
+    for (const name of ['Host', 'x-envoy-retry-on', 'x-gateway-destination-endpoint']) {
+      const rules = decodeOk(edit(ROUTE, 'remove: [X-Drop]', `remove: [${name}]`), 'HTTPRoute').spec.rules;
+      expect(rules[0]!.requestHeaderModifier, name).toBeUndefined();
+      expect(rules[0]!.unsupported[0]!.message, name).toContain(`header ${name.toLowerCase()} cannot be changed`);
+    }
+    const twice = edit(ROUTE, 'remove: [X-Drop]}}]', 'remove: [X-Drop]}}, {type: RequestHeaderModifier, requestHeaderModifier: {remove: [y]}}]');
+    expect(decodeOk(twice, 'HTTPRoute').spec.rules[0]!.unsupported).toEqual([
+      { path: 'spec.rules[0].filters[1]', feature: 'filter RequestHeaderModifier', message: 'filter type RequestHeaderModifier: given more than once' },
+    ]);
+  });
+
+  it('reports a RequestHeaderModifier filter without its config', () => {
+    expectOneError(edit(ROUTE, ', requestHeaderModifier: {set: [{name: X-Tier, value: gold}], add: [{name: x-multi, value: b}], remove: [X-Drop]}', ''), R, 'spec.rules[0].filters[0].requestHeaderModifier', /required/);
   });
 
   it('reports errors across rules with their indices', () => {

@@ -113,6 +113,18 @@ describe('explainPickQuery (/debug/pick)', () => {
     expect(JSON.parse(JSON.stringify(r.body))).toMatchObject({ route: 'example/r' });
   });
 
+  it('a refused rule explains what it uses and that its requests get 500, instead of a pick', () => {
+    const retry = { path: 'spec.rules[0].retry', feature: 'retry', message: 'retry: not honoured' };
+    const { snapshot: s } = build(config(), {
+      [LOCAL]: [servedGateway(), ...localPool('llm-pool'), route('r', [rule([poolRef('llm-pool')], undefined, undefined, [retry])], { hostnames: ['llm.example.com'] })],
+    });
+    const r = explainPickQuery(s, q('host=llm.example.com'), EMPTY_SIGNAL_VIEW, settings);
+    expect(r).toEqual({
+      status: 200,
+      body: { request: { host: 'llm.example.com', path: '/', method: 'GET', headers: {} }, snapshotVersion: 1, route: 'example/r', rule: 0, refused: [retry], httpStatus: 500 },
+    });
+  });
+
   it('400 without host or with a malformed header; 404 without a matching route; 503 without a snapshot', () => {
     expect(explainPickQuery(snapshot, q('path=/'), EMPTY_SIGNAL_VIEW, settings).status).toBe(400);
     expect(explainPickQuery(snapshot, q('host=llm.example.com&header=nocolon'), EMPTY_SIGNAL_VIEW, settings).status).toBe(400);

@@ -24,12 +24,39 @@ describe('route attachment', () => {
   it('ignores routes for other Gateways, other kinds and other groups without diagnostics', () => {
     const { routes, diagnostics } = attached([
       servedGateway(),
+      gateway('other'),
+      gateway('inf-gw', { ns: 'elsewhere' }),
       r('other-gw', { parentRefs: [parentRef('other')] }),
       r('other-ns', { parentRefs: [parentRef('inf-gw', { namespace: 'elsewhere' })] }),
       r('other-kind', { parentRefs: [parentRef('inf-gw', { kind: 'Service', group: '' })] }),
     ]);
     expect(routes).toEqual([]);
     expect(diagnostics.filter((d) => d.subject.includes('HTTPRoute'))).toEqual([]);
+  });
+
+  it('a parentRef to a Gateway that exists nowhere is an error when the route attaches to nothing else, a warning otherwise', () => {
+    const { routes, diagnostics } = attached([
+      servedGateway(),
+      r('typo', { parentRefs: [parentRef('inf-gateway')] }),
+      r('partly', { parentRefs: [parentRef('inf-gateway'), parentRef('inf-gw')] }),
+    ]);
+    expect(routes.map((x) => x.route.name)).toEqual(['partly']);
+    const d = diagnostics.filter((x) => x.reason === 'NoMatchingParent');
+    expect(d.map((x) => [x.severity, x.subject, x.path])).toEqual([
+      ['error', 'cluster-a: HTTPRoute example/typo', 'spec.parentRefs[0]'],
+      ['warning', 'cluster-a: HTTPRoute example/partly', 'spec.parentRefs[0]'],
+    ]);
+    expect(d[0]!.message).toBe(
+      'Gateway example/inf-gateway is neither served by this router (config gateways: example/inf-gw) nor among cluster cluster-a\'s objects; ' +
+        'the route is not attached to it; attached to no served Gateway, its requests get 404',
+    );
+    // No implementation owns a Gateway that does not exist: no status condition is written for it.
+    expect(d[0]!.status).toBeUndefined();
+  });
+
+  it('a route refused by every served parentRef is an error (its requests get 404)', () => {
+    const { diagnostics } = attached([servedGateway(), r('bad-section', { parentRefs: [parentRef('inf-gw', { sectionName: 'missing' })] })]);
+    expect(diagnostics.find((x) => x.reason === 'NoMatchingParent')?.severity).toBe('error');
   });
 
   it('an explicit parentRef namespace must name the served Gateway', () => {
@@ -73,6 +100,10 @@ describe('route attachment', () => {
     expect(bad.map((d) => d.subject).sort()).toEqual(['cluster-a: HTTPRoute example/bad-port', 'cluster-a: HTTPRoute example/bad-section']);
     expect(bad[0]!.path).toBe('spec.parentRefs[0]');
     expect(bad.find((d) => d.subject.endsWith('bad-section'))!.message).toContain('sectionName "missing"');
+    // The route's Accepted condition for that parentRef, with the upstream reason.
+    expect(bad.find((d) => d.subject.endsWith('bad-port'))!.status).toEqual({
+      kind: 'HTTPRoute', namespace: 'example', name: 'bad-port', condition: 'Accepted', parentRefIndex: 0,
+    });
   });
 
   it('allowedRoutes from Same admits only the Gateway namespace', () => {
@@ -83,6 +114,7 @@ describe('route attachment', () => {
     const d = diagnostics.find((x) => x.reason === 'NotAllowedByListeners');
     expect(d?.subject).toBe('cluster-a: HTTPRoute team/other');
     expect(d?.message).toContain('from: Same');
+    expect(d?.status).toEqual({ kind: 'HTTPRoute', namespace: 'team', name: 'other', condition: 'Accepted', parentRefIndex: 0 });
   });
 
   it('allowedRoutes from All admits every namespace', () => {
@@ -121,6 +153,7 @@ describe('route attachment', () => {
     });
     const d = diagnostics.find((x) => x.reason === 'NoMatchingListenerHostname');
     expect(d?.subject).toBe('cluster-a: HTTPRoute example/bare');
+    expect(d?.status).toEqual({ kind: 'HTTPRoute', namespace: 'example', name: 'bare', condition: 'Accepted', parentRefIndex: 0 });
   });
 
   it('a route wildcard narrows to a more specific listener hostname', () => {

@@ -75,7 +75,11 @@ describe('buildSnapshot', () => {
       'cluster-b': [],
     });
     expect(snapshot.diagnostics).toEqual(diagnostics);
-    expect(diagnostics.map((d) => d.severity)).toEqual(['error', 'info']);
+    expect(diagnostics.map((d) => [d.severity, d.subject, d.reason])).toEqual([
+      ['error', 'cluster-a: HTTPRoute example/r', 'BackendNotFound'],
+      ['error', 'cluster-a: InferencePool example/missing', 'PoolNotFound'],
+      ['info', 'cluster-a: Gateway example/inf-gw', 'GatewayNotFound'],
+    ]);
   });
 
   it('is pure: frozen inputs are not mutated and equal inputs give equal snapshots', () => {
@@ -170,9 +174,10 @@ describe('buildSnapshot', () => {
       { cluster: LOCAL, kind: 'HTTPRoute', namespace: NS, name: 'bad', field: 'spec.rules[0].backendRefs[0].weight', reason: 'InvalidObject', message: 'must be >= 0', origin: 'r.yaml#1' },
       { cluster: LOCAL, kind: 'InferencePool', namespace: NS, name: 'dup', field: 'metadata.name', reason: 'DuplicateObject', message: 'duplicate object' },
     ]);
-    expect(diagnostics.filter((d) => d.severity === 'error').map((d) => [d.subject, d.reason])).toEqual([
-      ['cluster-a: HTTPRoute example/bad', 'InvalidObject'],
-      ['cluster-a: InferencePool example/dup', 'DuplicateObject'],
+    expect(diagnostics.filter((d) => d.severity === 'error').map((d) => [d.subject, d.reason, d.status])).toEqual([
+      // A local route left out carries the upstream reason and the route's Accepted condition.
+      ['cluster-a: HTTPRoute example/bad', 'UnsupportedValue', { kind: 'HTTPRoute', namespace: NS, name: 'bad', condition: 'Accepted' }],
+      ['cluster-a: InferencePool example/dup', 'DuplicateObject', undefined],
     ]);
     expect(snapshotToJson(snapshot).excludedObjects).toHaveLength(2);
   });

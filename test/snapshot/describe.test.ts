@@ -57,10 +57,14 @@ describe('formatRoutingTable', () => {
       '         EXCLUDED cluster-a/example/missing: PoolNotFound: cluster cluster-a has no InferencePool example/missing',
       '    -> InferencePool example/llm-pool  weight 0 (0.0%)  [weight 0: receives no traffic]',
       '    (no backendRefs: every matching request gets HTTP 500)',
-      'Diagnostics: 1 error(s), 1 warning(s), 0 info',
+      'Diagnostics: 3 error(s), 1 warning(s), 0 info',
     ];
     for (const l of expectLines) expect(out).toContain(l);
     expect(out).toMatch(/ {2}error {3}cluster-a: InferencePool example\/missing: PoolNotFound: /);
+    expect(out).toContain(
+      '  error   cluster-a: HTTPRoute example/llm-route [spec.rules[1].backendRefs[0]]: BackendNotFound: backendRef InferencePool example/missing ' +
+        'has no usable pool (cluster-a/example/missing: PoolNotFound); its share of requests gets HTTP 500',
+    );
     expect(out).toContain('  warning cluster-a: InferencePoolImport example/llm-pool [status.controllers[0].exportingClusters[1]]: UnknownCluster: ');
   });
 

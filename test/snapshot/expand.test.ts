@@ -119,13 +119,17 @@ describe('backendRef expansion', () => {
     const d = diagnostics.filter((x) => x.reason === 'InvalidKind');
     expect(d.map((x) => x.path)).toEqual(['spec.rules[0].backendRefs[0]', 'spec.rules[0].backendRefs[1]', 'spec.rules[0].backendRefs[2]']);
     expect(d[0]!.subject).toBe('cluster-a: HTTPRoute example/r');
+    expect(d.map((x) => x.status)).toEqual(Array(3).fill({ kind: 'HTTPRoute', namespace: 'example', name: 'r', condition: 'ResolvedRefs' }));
+    // The refusal is the route's own diagnostic: no second BackendNotFound for the same backendRef.
+    expect(diagnostics.filter((x) => x.reason === 'BackendNotFound')).toEqual([]);
   });
 
   it('refuses cross-namespace backendRefs (RefNotPermitted; no ReferenceGrant support)', () => {
-    const { backends } = groups([...localPool('llm-pool', { ns: 'other' }), route('r', [rule([poolRef('llm-pool', 1, { namespace: 'other' })])])]);
+    const { backends, diagnostics } = groups([...localPool('llm-pool', { ns: 'other' }), route('r', [rule([poolRef('llm-pool', 1, { namespace: 'other' })])])]);
     expect(backends[0]!.ref.namespace).toBe('other');
     expect(backends[0]!.excluded[0]!.reason).toBe('RefNotPermitted');
     expect(backends[0]!.excluded[0]!.message).toContain('ReferenceGrant');
+    expect(diagnostics.find((x) => x.reason === 'RefNotPermitted')?.status).toEqual({ kind: 'HTTPRoute', namespace: 'example', name: 'r', condition: 'ResolvedRefs' });
   });
 
   it('an unresolvable backendRef keeps its weight with no candidates; its diagnostics are errors', () => {
@@ -135,6 +139,15 @@ describe('backendRef expansion', () => {
     const d = diagnostics.find((x) => x.reason === 'PoolNotFound');
     expect(d?.severity).toBe('error');
     expect(d?.message).toContain('HTTP 500');
+    // The route's own diagnostic turns its ResolvedRefs condition False (upstream reason BackendNotFound).
+    expect(diagnostics.filter((x) => x.reason === 'BackendNotFound')).toEqual([{
+      severity: 'error',
+      subject: 'cluster-a: HTTPRoute example/r',
+      path: 'spec.rules[0].backendRefs[1]',
+      reason: 'BackendNotFound',
+      message: 'backendRef InferencePool example/missing has no usable pool (cluster-a/example/missing: PoolNotFound); its share of requests gets HTTP 500',
+      status: { kind: 'HTTPRoute', namespace: 'example', name: 'r', condition: 'ResolvedRefs' },
+    }]);
   });
 
   it('exclusions that leave other candidates are warnings; weight-0 groups stay', () => {
@@ -145,6 +158,8 @@ describe('backendRef expansion', () => {
     expect(backends.map((b) => b.weight)).toEqual([1, 0, 0]);
     expect(diagnostics.find((x) => x.reason === 'UnknownCluster')?.severity).toBe('warning');
     expect(diagnostics.find((x) => x.reason === 'PoolNotFound')?.severity).toBe('warning');
+    // Only the weight-0 ref without any pool fails to resolve; the import keeps its cluster-b pool.
+    expect(diagnostics.filter((x) => x.reason === 'BackendNotFound').map((x) => [x.severity, x.path])).toEqual([['warning', 'spec.rules[0].backendRefs[2]']]);
   });
 
   it('negative weights are treated as 0', () => {

@@ -24,6 +24,7 @@ import {
   type ParentReference,
   type PathMatchType,
   type Service,
+  type UnsupportedField,
 } from '../../src/model/types.js';
 import type { ClusterState } from '../../src/sources/types.js';
 import { buildSnapshot, type BuildResult } from '../../src/snapshot/build.js';
@@ -161,8 +162,8 @@ export function match(o: MatchOpts = {}): HTTPRouteMatch {
   };
 }
 
-export function rule(backendRefs: BackendRef[], matches: HTTPRouteMatch[] = [match()], name?: string): HTTPRouteRule {
-  return { matches, backendRefs, ...(name !== undefined ? { name } : {}) };
+export function rule(backendRefs: BackendRef[], matches: HTTPRouteMatch[] = [match()], name?: string, unsupported: UnsupportedField[] = []): HTTPRouteRule {
+  return { matches, backendRefs, ...(name !== undefined ? { name } : {}), unsupported };
 }
 
 export interface RouteOpts {

@@ -60,8 +60,13 @@ describe('path matching', () => {
       [LOCAL]: [servedGateway(), ...localPool('p'), route('r', [rule([poolRef('p')], [match({ path: '/([', type: 'RegularExpression' }), match({ path: '/ok' })])])],
     });
     expect(winner(snapshot, req('/ok'))).toBe('r#0');
-    const d = diagnostics.find((x) => x.reason === 'InvalidMatch');
-    expect(d).toMatchObject({ severity: 'error', subject: 'cluster-a: HTTPRoute example/r', path: 'spec.rules[0].matches[0].path.value' });
+    const d = diagnostics.find((x) => x.reason === 'UnsupportedValue');
+    expect(d).toMatchObject({
+      severity: 'error',
+      subject: 'cluster-a: HTTPRoute example/r',
+      path: 'spec.rules[0].matches[0].path.value',
+      status: { kind: 'HTTPRoute', namespace: 'example', name: 'r', condition: 'Accepted' },
+    });
     expect(d?.message).toMatch(/^invalid RE2 regular expression "\/\(\[": .*; this match never matches$/);
   });
 });
