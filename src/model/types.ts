@@ -158,13 +158,27 @@ export interface HTTPRoute {
   };
 }
 
+/** A route kind a listener allows (allowedRoutes.kinds[]); group default gateway.networking.k8s.io. */
+export interface RouteGroupKind {
+  readonly group: string;
+  readonly kind: string;
+}
+
 export interface GatewayListener {
   readonly name: string;
   readonly hostname?: string;
   readonly port: number;
   readonly protocol: string;
-  /** Default { namespaces: { from: 'Same' } }, as in Gateway API. */
-  readonly allowedRoutes: { readonly namespaces: { readonly from: 'All' | 'Same' | 'Selector' } };
+  /**
+   * Default { namespaces: { from: 'Same' } }, as in Gateway API. `kinds` is present only when the
+   * listener lists route kinds; absent = the kinds its protocol carries (HTTPRoute for HTTP/HTTPS).
+   */
+  readonly allowedRoutes: {
+    readonly namespaces: { readonly from: 'All' | 'Same' | 'Selector' };
+    readonly kinds?: readonly RouteGroupKind[];
+  };
+  /** spec.listeners[].tls.mode (default Terminate) when the listener has a tls block. */
+  readonly tls?: { readonly mode: 'Terminate' | 'Passthrough' };
 }
 
 export interface GatewayAddress {

@@ -5,21 +5,22 @@
 import { GROUP_GATEWAY, type Gateway, type GatewayListener, type HTTPRoute, type ParentReference } from '../model/types.js';
 import { lookup, nsName, type BuildContext } from './context.js';
 import { intersectHostnames, unionHostnames, type HostnameSet } from './hostname.js';
+import { judgeListeners, takesHttpRoutes } from './listeners.js';
+import type { ParentAttachment } from './types.js';
 
 export interface AttachedRoute {
   readonly route: HTTPRoute;
   /** Served Gateways ("namespace/name") the route attached to. */
   readonly parents: readonly string[];
+  /** Per parentRef that attached: the Gateway and the listeners it attached to. */
+  readonly attachments: readonly ParentAttachment[];
   /** Effective hostnames, normalised; empty = any host. */
   readonly hostnames: readonly string[];
 }
 
 type Attachment =
-  | { readonly ok: true; readonly hostnames: HostnameSet }
+  | { readonly ok: true; readonly hostnames: HostnameSet; readonly listeners: readonly string[] }
   | { readonly ok: false; readonly reason: string; readonly message: string };
-
-/** Listener protocols that can never carry an HTTPRoute. */
-const NON_HTTP = new Set(['TCP', 'UDP', 'TLS']);
 
 function describeRef(ref: ParentReference): string {
   const parts: string[] = [];
@@ -64,12 +65,12 @@ function attachToGateway(ctx: BuildContext, route: HTTPRoute, ref: ParentReferen
         : `${gwName} has no listeners`,
     };
   }
-  const http = selected.filter((l) => !NON_HTTP.has(l.protocol.toUpperCase()));
+  const http = selected.filter(takesHttpRoutes);
   if (http.length === 0) {
     return {
       ok: false,
       reason: 'NotAllowedByListeners',
-      message: `the selected listeners of ${gwName} (${selected.map((l) => `${l.name}/${l.protocol}`).join(', ')}) do not accept HTTPRoutes`,
+      message: `the selected listeners of ${gwName} (${selected.map((l) => `${l.name}/${l.protocol}`).join(', ')}) do not accept HTTPRoutes (protocol or allowedRoutes.kinds)`,
     };
   }
   const allowed = http.filter((l) => allowsNamespace(ctx, gw, l, route.metadata.namespace));
@@ -84,6 +85,7 @@ function attachToGateway(ctx: BuildContext, route: HTTPRoute, ref: ParentReferen
   }
   const sets = allowed.map((l) => intersectHostnames(route.spec.hostnames, l.hostname));
   const hostnames = unionHostnames(sets);
+  const listeners = allowed.filter((_, i) => sets[i] === 'any' || (sets[i]?.length ?? 0) > 0).map((l) => l.name);
   if (hostnames !== 'any' && hostnames.length === 0) {
     const listenerHosts = allowed.map((l) => l.hostname ?? '*').join(', ');
     return {
@@ -92,7 +94,31 @@ function attachToGateway(ctx: BuildContext, route: HTTPRoute, ref: ParentReferen
       message: `route hostnames (${route.spec.hostnames.join(', ')}) intersect no listener hostname of ${gwName} (${listenerHosts})`,
     };
   }
-  return { ok: true, hostnames };
+  return { ok: true, hostnames, listeners };
+}
+
+/** Listener problems of a served Gateway (protocol, port, route kinds, conflicts), as diagnostics. */
+function reportListeners(ctx: BuildContext, gw: Gateway): void {
+  const { namespace, name } = gw.metadata;
+  const subject = `${ctx.localCluster}: Gateway ${nsName(namespace, name)}`;
+  for (const v of judgeListeners(gw, ctx.config.gatewayListeners)) {
+    const problems = [
+      { c: v.accepted, condition: 'Accepted' as const },
+      { c: v.resolvedRefs, condition: 'ResolvedRefs' as const },
+      { c: v.conflicted, condition: 'Programmed' as const },
+    ];
+    for (const { c, condition } of problems) {
+      if (c.ok) continue;
+      ctx.diagnostics.add({
+        severity: 'warning',
+        subject,
+        path: `spec.listeners[${v.index}]`,
+        reason: c.reason,
+        message: `listener "${v.name}": ${c.message}`,
+        status: { kind: 'Gateway', namespace, name, condition, listener: v.name },
+      });
+    }
+  }
 }
 
 /** Attaches every local HTTPRoute that names a served Gateway; reports those that cannot attach. */
@@ -103,6 +129,7 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
     const key = nsName(g.namespace, g.name);
     const gw = local === undefined ? undefined : lookup(local.gateways, g.namespace, g.name);
     served.set(key, gw);
+    if (gw !== undefined) reportListeners(ctx, gw);
     if (gw === undefined) {
       ctx.diagnostics.add({
         severity: 'info',
@@ -117,6 +144,7 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
   const out: AttachedRoute[] = [];
   for (const route of local?.routes ?? []) {
     const parents: string[] = [];
+    const attachments: ParentAttachment[] = [];
     const sets: HostnameSet[] = [];
     route.spec.parentRefs.forEach((ref, i) => {
       if (ref.group !== GROUP_GATEWAY || ref.kind !== 'Gateway') return;
@@ -124,24 +152,27 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
       if (!served.has(key)) return;
       const gw = served.get(key);
       const res: Attachment = gw === undefined
-        ? { ok: true, hostnames: intersectHostnames(route.spec.hostnames, undefined) }
+        ? { ok: true, hostnames: intersectHostnames(route.spec.hostnames, undefined), listeners: [] }
         : attachToGateway(ctx, route, ref, gw);
+      const { namespace, name } = route.metadata;
       if (!res.ok) {
         ctx.diagnostics.add({
           severity: 'warning',
-          subject: `${ctx.localCluster}: HTTPRoute ${nsName(route.metadata.namespace, route.metadata.name)}`,
+          subject: `${ctx.localCluster}: HTTPRoute ${nsName(namespace, name)}`,
           path: `spec.parentRefs[${i}]`,
           reason: res.reason,
           message: `${res.message}; the route is not attached to it`,
+          status: { kind: 'HTTPRoute', namespace, name, condition: 'Accepted', parentRefIndex: i },
         });
         return;
       }
+      attachments.push({ parentRefIndex: i, gateway: key, listeners: res.listeners });
       if (!parents.includes(key)) parents.push(key);
       sets.push(res.hostnames);
     });
     if (parents.length === 0) continue;
     const hostnames = unionHostnames(sets);
-    out.push({ route, parents, hostnames: hostnames === 'any' ? [] : hostnames });
+    out.push({ route, parents, attachments, hostnames: hostnames === 'any' ? [] : hostnames });
   }
   return out;
 }

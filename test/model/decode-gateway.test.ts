@@ -68,3 +68,22 @@ describe('Gateway', () => {
     expect(() => decodeOk(text, 'Gateway')).toThrow(/ignored/);
   });
 });
+
+describe('Gateway listener kinds and tls', () => {
+  it('decodes allowedRoutes.kinds (group defaults to Gateway API) and tls.mode (default Terminate); both absent when not set', () => {
+    const yaml = GATEWAY.replace('          from: All\n', '          from: All\n        kinds:\n          - kind: HTTPRoute\n          - group: example.com\n            kind: Other\n      tls:\n        certificateRefs: [{ name: cert }]\n');
+    const gw = decodeOk(yaml, 'Gateway');
+    expect(gw.spec.listeners[1]?.allowedRoutes.kinds).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' },
+      { group: 'example.com', kind: 'Other' },
+    ]);
+    expect(gw.spec.listeners[1]?.tls).toEqual({ mode: 'Terminate' });
+    expect(gw.spec.listeners[0]).not.toHaveProperty('tls');
+    expect(gw.spec.listeners[0]?.allowedRoutes).not.toHaveProperty('kinds');
+  });
+
+  it('a route kind without kind is an error at its path', () => {
+    const yaml = GATEWAY.replace('          from: All\n', '          from: All\n        kinds:\n          - group: x\n');
+    expectOneError(yaml, 'Gateway infra/inf-gw', 'spec.listeners[1].allowedRoutes.kinds[0].kind', /required/);
+  });
+});

@@ -117,7 +117,7 @@ describe('deploy/crds/inferencepoolimports.yaml', () => {
     const [plan] = planImportStatuses({
       controllerName: 'mcip-router.dev/import-controller',
       imports: [{ kind: 'InferencePoolImport', apiVersion: 'x', metadata: { name: 'llm', namespace: 'default', generation: 2, labels: {}, annotations: {} }, status: { controllers: [] } }],
-      routes: [{ route: { namespace: 'default', name: 'r' }, hostnames: [], parents: ['default/gw'], rules: [{ route: { namespace: 'default', name: 'r' }, index: 0, backends: [{ ref: { group: spec.group, kind: 'InferencePoolImport', namespace: 'default', name: 'llm' }, weight: 1, candidates: [], excluded: [{ subject: 's', reason: 'ServiceNotFound', message: 'm' }] }], totalWeight: 1, matches: [] }] }],
+      routes: [{ route: { namespace: 'default', name: 'r' }, hostnames: [], parents: ['default/gw'], attachments: [{ parentRefIndex: 0, gateway: 'default/gw', listeners: [] }], rules: [{ route: { namespace: 'default', name: 'r' }, index: 0, backends: [{ ref: { group: spec.group, kind: 'InferencePoolImport', namespace: 'default', name: 'llm' }, weight: 1, candidates: [], excluded: [{ subject: 's', reason: 'ServiceNotFound', message: 'm' }] }], totalWeight: 1, matches: [] }] }],
       now: '2025-01-01T00:00:00Z',
     });
     const status = { controllers: [{ name: 'example.com/export', exportingClusters: [{ name: 'cluster-b' }] }, plan?.desired] };
