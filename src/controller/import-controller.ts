@@ -1,6 +1,7 @@
 /**
  * The import controller: keeps our InferencePoolImport status.controllers[]
- * entries in line with the routing snapshot, on the leader replica only.
+ * entries in line with the routing snapshot, on the leader replica only, then
+ * runs the further duties it is given (Gateway API status) on the same terms.
  *
  * Runs on every new snapshot, on gaining leadership and every resyncMs; one
  * reconcile at a time (a trigger during a run queues exactly one more). Skips
@@ -29,16 +30,27 @@ export interface ImportControllerOptions {
   readonly getLocalState: () => ClusterState | undefined;
   /** Subscribes to new snapshots; returns an unsubscribe function. */
   readonly onSnapshot: (listener: () => void) => () => void;
+  /** Further duties the same leader runs after the imports, on the same triggers (Gateway API status). */
+  readonly duties?: readonly ControllerDuty[];
   /** Injectable clients (tests). */
   readonly statusClient?: ImportStatusClient;
   readonly leaseClient?: LeaseClient;
   readonly now?: () => Date;
 }
 
+/** A reconcile duty beside the imports: given the snapshot and the local state, writes what it owns. */
+export interface ControllerDuty {
+  readonly name: string;
+  /** `failed` (or a throw): retry soon. */
+  reconcile(input: { snapshot: RoutingSnapshot; local: ClusterState; isLeader: () => boolean }): Promise<{ readonly failed: boolean }>;
+}
+
 export interface ReconcileReport {
   /** Why nothing was done, when nothing was done. */
   readonly skipped?: 'not-leader' | 'no-snapshot' | 'local-stale' | 'stopped';
   readonly results: readonly WriteResult[];
+  /** What each duty reported, by name. */
+  readonly duties?: Readonly<Record<string, unknown>>;
 }
 
 export interface ImportControllerHandle {
@@ -110,7 +122,19 @@ export async function startImportController(o: ImportControllerOptions): Promise
         scheduleRetry();
       }
     }
-    return { results };
+    const duties: Record<string, unknown> = {};
+    for (const duty of o.duties ?? []) {
+      if (!isLeader()) break;
+      try {
+        const report = await duty.reconcile({ snapshot, local, isLeader });
+        duties[duty.name] = report;
+        if (report.failed) scheduleRetry();
+      } catch (err) {
+        log.error({ err, duty: duty.name }, `${duty.name} reconcile failed`);
+        scheduleRetry();
+      }
+    }
+    return { results, duties };
   };
 
   const run = (): Promise<ReconcileReport> => {

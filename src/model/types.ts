@@ -156,6 +156,8 @@ export interface HTTPRoute {
     readonly hostnames: readonly string[];
     readonly rules: readonly HTTPRouteRule[];
   };
+  /** status.parents[] as read; absent when it does not read as RouteParentStatus entries (it is never a reason to refuse the route). */
+  readonly status: { readonly parents?: readonly ParentStatus[] };
 }
 
 /** A route kind a listener allows (allowedRoutes.kinds[]); group default gateway.networking.k8s.io. */

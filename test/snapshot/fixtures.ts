@@ -22,6 +22,7 @@ import {
   type KubeObject,
   type ObjectMeta,
   type ParentReference,
+  type ParentStatus,
   type PathMatchType,
   type Service,
 } from '../../src/model/types.js';
@@ -170,6 +171,8 @@ export interface RouteOpts {
   parentRefs?: ParentReference[];
   hostnames?: string[];
   created?: string;
+  /** status.parents[] as the decoder would read it. */
+  statusParents?: ParentStatus[];
 }
 
 export function route(name: string, rules: HTTPRouteRule[], o: RouteOpts = {}): HTTPRoute {
@@ -178,6 +181,7 @@ export function route(name: string, rules: HTTPRouteRule[], o: RouteOpts = {}): 
     apiVersion: `${GROUP_GATEWAY}/v1`,
     metadata: meta(name, o.ns, o.created !== undefined ? { creationTimestamp: o.created } : {}),
     spec: { parentRefs: o.parentRefs ?? [parentRef('inf-gw')], hostnames: o.hostnames ?? [], rules },
+    status: o.statusParents !== undefined ? { parents: o.statusParents } : {},
   };
 }
 
