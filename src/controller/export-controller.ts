@@ -7,7 +7,8 @@
  *   only its own writes (every request is bounded by requestTimeoutMs); the
  *   others go on. A worker re-plans from the latest views each run.
  * - Runs on every member state change, on gaining leadership, at a withdrawal's
- *   grace expiry, after a failure (retry) and every resyncMs.
+ *   grace expiry, after a failure (that member's retry, with backoff) and every
+ *   resyncMs; each worker is a ReconcileLoop.
  * - A member never listed since start keeps its recorded exports (our entries
  *   that name it), so a restart during its outage withdraws nothing.
  */
@@ -23,6 +24,7 @@ import { runMemberSteps } from './export-steps.js';
 import type { ExportClient } from './export-writer.js';
 import { rfc3339 } from './import-status.js';
 import { LeaderElector, type LeaseClient } from './leader-election.js';
+import { ReconcileLoop } from './reconcile-loop.js';
 
 /** How the decoder names an invalid InferencePool in FieldError.object ("InferencePool ns/name"). */
 const INVALID_POOL = 'InferencePool ';
@@ -62,8 +64,8 @@ interface MemberRuntime {
   state: ClusterState | undefined;
   everSynced: boolean;
   readonly missingNamespaces: Set<string>;
-  running: Promise<void> | undefined;
-  again: boolean;
+  /** This member's worker: its reconcile passes, retried with backoff on failure. */
+  readonly loop: ReconcileLoop<boolean>;
 }
 
 export async function startExportController(o: ExportControllerOptions): Promise<ExportControllerHandle> {
@@ -72,12 +74,29 @@ export async function startExportController(o: ExportControllerOptions): Promise
   const now = o.now ?? Date.now;
   const ledger = new ExportLedger(settings.name, settings.withdrawalGraceMs);
   const members: MemberRuntime[] = o.members
-    .map((m) => ({ name: m.name, source: m.source, client: m.client, state: undefined, everSynced: false, missingNamespaces: new Set<string>(), running: undefined, again: false }))
+    .map((m): MemberRuntime => {
+      const rt: MemberRuntime = {
+        name: m.name,
+        source: m.source,
+        client: m.client,
+        state: undefined,
+        everSynced: false,
+        missingNamespaces: new Set<string>(),
+        loop: new ReconcileLoop<boolean>({
+          pass: () => runMember(rt),
+          failed: (f) => f,
+          retryInitialMs: Math.min(settings.resyncMs, 2000),
+          retryMaxMs: settings.resyncMs,
+          resyncMs: settings.resyncMs,
+          onError: (err) => log.error({ err, member: m.name }, 'export reconcile failed'),
+        }),
+      };
+      return rt;
+    })
     .sort((a, b) => a.name.localeCompare(b.name));
   let withdrawnSince: ReadonlyMap<string, number> = new Map();
   let stopped = false;
   let deadlineTimer: NodeJS.Timeout | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
 
   const elector = o.lease
     ? new LeaderElector({
@@ -117,9 +136,10 @@ export async function startExportController(o: ExportControllerOptions): Promise
     return p;
   };
 
-  const runMember = async (m: MemberRuntime): Promise<void> => {
-    if (stopped || !isLeader() || !m.client) return;
-    const failed = await runMemberSteps({
+  /** One pass of a member's worker; true when a step failed. */
+  async function runMember(m: MemberRuntime): Promise<boolean> {
+    if (stopped || !isLeader() || !m.client) return false;
+    return runMemberSteps({
       member: m.name,
       plan: plan(),
       client: m.client,
@@ -130,35 +150,10 @@ export async function startExportController(o: ExportControllerOptions): Promise
       logger: log,
       stillLeading: isLeader,
     });
-    if (failed) scheduleRetry();
-  };
-
-  const trigger = (m: MemberRuntime): void => {
-    if (stopped) return;
-    if (m.running) {
-      m.again = true;
-      return;
-    }
-    m.running = (async () => {
-      do {
-        m.again = false;
-        await runMember(m).catch((err: unknown) => log.error({ err, member: m.name }, 'export reconcile failed'));
-      } while (m.again && !stopped);
-    })().finally(() => {
-      m.running = undefined;
-    });
-  };
-
-  function triggerAll(): void {
-    for (const m of members) trigger(m);
   }
 
-  function scheduleRetry(): void {
-    if (retryTimer || stopped) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      triggerAll();
-    }, Math.min(settings.resyncMs, 2000));
+  function triggerAll(): void {
+    for (const m of members) m.loop.trigger();
   }
 
   await Promise.all(
@@ -183,32 +178,22 @@ export async function startExportController(o: ExportControllerOptions): Promise
     }),
   );
 
-  const resync = setInterval(() => triggerAll(), settings.resyncMs);
-  resync.unref();
   elector?.start();
-  triggerAll();
+  for (const m of members) m.loop.start();
 
   return {
     isLeader,
     ledger,
     async reconcile() {
-      for (const m of members) {
-        if (m.running) await m.running;
-        trigger(m);
-      }
-      await Promise.all(members.map((m) => m.running));
+      await Promise.all(members.map((m) => m.loop.reconcile()));
     },
     debug: () => ledger.debug(isLeader(), members.map((m) => ({ name: m.name, reachable: m.state !== undefined && !m.state.stale, synced: m.everSynced, missingNamespaces: [...m.missingNamespaces].sort() }))),
     async stop() {
       if (stopped) return;
       stopped = true;
-      clearInterval(resync);
       if (deadlineTimer) clearTimeout(deadlineTimer);
-      if (retryTimer) clearTimeout(retryTimer);
-      let timer: NodeJS.Timeout | undefined;
-      const pending = Promise.all(members.map((m) => m.running?.catch(() => undefined)));
-      await Promise.race([pending, new Promise((r) => (timer = setTimeout(r, 2000)))]);
-      clearTimeout(timer);
+      // Each waits for its running pass at most 2 s: a write stuck on a hung member must not hold up shutdown.
+      await Promise.all(members.map((m) => m.loop.stop()));
       await elector?.stop();
       await Promise.all(members.map((m) => m.source.stop()));
     },

@@ -1,10 +1,9 @@
 /**
  * The import controller: keeps our InferencePoolImport status.controllers[]
- * entries in line with the routing snapshot, on the leader replica only, then
- * runs the further duties it is given (Gateway API status) on the same terms.
+ * entries in line with the routing snapshot, on the leader replica only.
  *
- * Runs on every new snapshot, on gaining leadership and every resyncMs; one
- * reconcile at a time (a trigger during a run queues exactly one more). Skips
+ * Runs on every new snapshot, on gaining leadership, every resyncMs and after a
+ * failed write (ReconcileLoop: one pass at a time, retries with backoff). Skips
  * while the local cluster is stale (its view may be outdated). Every replica
  * serves traffic whether or not it leads.
  */
@@ -18,6 +17,7 @@ import { podNamespace } from '../sources/kubernetes/kubeconfig.js';
 import type { ClusterState } from '../sources/types.js';
 import { planImportStatuses, rfc3339 } from './import-status.js';
 import { LeaderElector, createLeaseClient, type LeaseClient } from './leader-election.js';
+import { ReconcileLoop } from './reconcile-loop.js';
 import { ImportStatusWriter, createImportStatusClient, type ImportStatusClient, type WriteOutcome, type WriteResult } from './status-writer.js';
 
 export interface ImportControllerOptions {
@@ -30,27 +30,18 @@ export interface ImportControllerOptions {
   readonly getLocalState: () => ClusterState | undefined;
   /** Subscribes to new snapshots; returns an unsubscribe function. */
   readonly onSnapshot: (listener: () => void) => () => void;
-  /** Further duties the same leader runs after the imports, on the same triggers (Gateway API status). */
-  readonly duties?: readonly ControllerDuty[];
   /** Injectable clients (tests). */
   readonly statusClient?: ImportStatusClient;
   readonly leaseClient?: LeaseClient;
   readonly now?: () => Date;
 }
 
-/** A reconcile duty beside the imports: given the snapshot and the local state, writes what it owns. */
-export interface ControllerDuty {
-  readonly name: string;
-  /** `failed` (or a throw): retry soon. */
-  reconcile(input: { snapshot: RoutingSnapshot; local: ClusterState; isLeader: () => boolean }): Promise<{ readonly failed: boolean }>;
-}
-
 export interface ReconcileReport {
   /** Why nothing was done, when nothing was done. */
   readonly skipped?: 'not-leader' | 'no-snapshot' | 'local-stale' | 'stopped';
   readonly results: readonly WriteResult[];
-  /** What each duty reported, by name. */
-  readonly duties?: Readonly<Record<string, unknown>>;
+  /** Some write failed (it is retried). */
+  readonly failed?: true;
 }
 
 export interface ImportControllerHandle {
@@ -79,9 +70,15 @@ export async function startImportController(o: ImportControllerOptions): Promise
   });
   const counts: Record<WriteOutcome | 'errors', number> = { unchanged: 0, written: 0, removed: 0, full: 0, gone: 0, conflict: 0, errors: 0 };
   let stopped = false;
-  let running: Promise<ReconcileReport> | undefined;
-  let again = false;
-  let retryTimer: NodeJS.Timeout | undefined;
+  const loop = new ReconcileLoop<ReconcileReport>({
+    pass: () => reconcileOnce(),
+    // A write that failed is retried; the others were done or are judged again on the retry.
+    failed: (r) => r.failed === true,
+    retryInitialMs: Math.min(settings.resyncMs, 5000),
+    retryMaxMs: settings.resyncMs,
+    resyncMs: settings.resyncMs,
+    onError: (err) => log.error({ err }, 'reconcile failed'),
+  });
 
   const elector = le.enabled
     ? new LeaderElector({
@@ -92,7 +89,7 @@ export async function startImportController(o: ImportControllerOptions): Promise
         leaseDurationMs: le.leaseDurationMs,
         renewDeadlineMs: le.renewDeadlineMs,
         retryPeriodMs: le.retryPeriodMs,
-        onStartedLeading: () => trigger(),
+        onStartedLeading: () => loop.trigger(),
         logger: log,
       })
     : undefined;
@@ -109,6 +106,7 @@ export async function startImportController(o: ImportControllerOptions): Promise
     const byKey = new Map(imports.map((i) => [`${i.metadata.namespace}/${i.metadata.name}`, i]));
     const plans = planImportStatuses({ controllerName: settings.name, imports, routes: snapshot.routes, now: rfc3339(o.now?.() ?? new Date()) });
     const results: WriteResult[] = [];
+    let failed = false;
     for (const plan of plans) {
       if (!isLeader()) break;
       const key = `${plan.namespace}/${plan.name}`;
@@ -118,77 +116,26 @@ export async function startImportController(o: ImportControllerOptions): Promise
         results.push(r);
       } catch (err) {
         counts.errors++;
+        failed = true;
         log.error({ err, import: key }, `could not update InferencePoolImport ${key} status`);
-        scheduleRetry();
       }
     }
-    const duties: Record<string, unknown> = {};
-    for (const duty of o.duties ?? []) {
-      if (!isLeader()) break;
-      try {
-        const report = await duty.reconcile({ snapshot, local, isLeader });
-        duties[duty.name] = report;
-        if (report.failed) scheduleRetry();
-      } catch (err) {
-        log.error({ err, duty: duty.name }, `${duty.name} reconcile failed`);
-        scheduleRetry();
-      }
-    }
-    return { results, duties };
+    return failed ? { results, failed } : { results };
   };
 
-  const run = (): Promise<ReconcileReport> => {
-    if (running) return running.then(() => run());
-    running = (async () => {
-      let report: ReconcileReport;
-      do {
-        again = false;
-        report = await reconcileOnce();
-      } while (again && !stopped);
-      return report;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
-
-  function trigger(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    void run().catch((err: unknown) => log.error({ err }, 'reconcile failed'));
-  }
-
-  function scheduleRetry(): void {
-    if (retryTimer || stopped) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      trigger();
-    }, Math.min(settings.resyncMs, 5000));
-  }
-
-  const unsubscribe = o.onSnapshot(() => trigger());
-  const resync = setInterval(() => trigger(), settings.resyncMs);
-  resync.unref();
+  const unsubscribe = o.onSnapshot(() => loop.trigger());
   elector?.start();
-  trigger();
+  loop.start();
 
   return {
     isLeader,
-    reconcile: () => run(),
+    reconcile: () => loop.reconcile(),
     counts: () => ({ ...counts }),
     async stop() {
       if (stopped) return;
       stopped = true;
       unsubscribe();
-      clearInterval(resync);
-      if (retryTimer) clearTimeout(retryTimer);
-      // A write stuck on an unreachable API server must not hold up shutdown.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([running?.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, 2000)))]);
-      clearTimeout(timer);
+      await loop.stop();
       await elector?.stop();
     },
   };
