@@ -72,24 +72,23 @@ export function leaderElectionSchema(defaultLeaseName: string) {
 }
 
 /** An address the router reports in its Gateways' status.addresses (Gateway API GatewayStatusAddress). */
-const gatewayAddressSchema = z.strictObject({
+export const gatewayAddressSchema = z.strictObject({
   type: z.enum(['IPAddress', 'Hostname']).default('IPAddress'),
   value: z.string().min(1).max(253),
 });
 
 /** Gateway API status of the router's own Gateways (GatewayClass, Gateway, HTTPRoute status.parents[]). */
-export const gatewayStatusSchema = z
-  .strictObject({
-    /** Write status on GatewayClasses whose spec.controllerName is ours, their served Gateways and those Gateways' HTTPRoutes. */
-    enabled: z.boolean().default(true),
-    /** Our GatewayClass spec.controllerName and HTTPRoute status.parents[].controllerName. */
-    controllerName: controllerName.default('mcip-router.dev/gateway-controller'),
-    /** The Service in front of the Envoy (the chart's): its load-balancer ingress, external IPs or cluster IP become status.addresses. */
-    addressService: z.strictObject({ namespace: objectName, name: objectName }).optional(),
-    /** Addresses reported as they are (before those of addressService). */
-    addresses: z.array(gatewayAddressSchema).max(16).default([]),
-  })
-  .prefault({});
+export const gatewayStatusObject = z.strictObject({
+  /** Write status on GatewayClasses whose spec.controllerName is ours, their served Gateways and those Gateways' HTTPRoutes. */
+  enabled: z.boolean().default(true),
+  /** Our GatewayClass spec.controllerName and HTTPRoute status.parents[].controllerName. */
+  controllerName: controllerName.default('mcip-router.dev/gateway-controller'),
+  /** The Service in front of the Envoy (the chart's): its load-balancer ingress, external IPs or cluster IP become status.addresses. */
+  addressService: z.strictObject({ namespace: objectName, name: objectName }).optional(),
+  /** Addresses reported as they are (before those of addressService). */
+  addresses: z.array(gatewayAddressSchema).max(16).default([]),
+});
+export const gatewayStatusSchema = gatewayStatusObject.prefault({});
 
 export const controllerSchema = z.strictObject({
   /** Maintain our status.controllers[] entry on referenced InferencePoolImports. Default: on when the local cluster uses a kubernetes source. */

@@ -168,7 +168,7 @@ describe('deploy/rbac', () => {
     expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: sa?.metadata.name, namespace: sa?.metadata.namespace }]);
   });
 
-  it('local: read the five kinds, write import status, leases in a Role', () => {
+  it('local: read the five kinds, write import and Gateway API status, leases in a Role', () => {
     const docs = load('deploy/rbac/local.yaml');
     docs.forEach(expectObject);
     checkBindings(docs);
@@ -180,6 +180,11 @@ describe('deploy/rbac', () => {
     }
     // ImportStatusWriter: GET + merge-PATCH on /status (update allowed for PUT).
     for (const verb of ['get', 'patch', 'update']) expect(grants(cluster, RESOURCE_SPECS.InferencePoolImport.group, 'inferencepoolimports/status', verb)).toBe(true);
+    // GatewayStatusWriter: list/get GatewayClasses, GET + merge-PATCH on the Gateway API kinds' /status.
+    for (const verb of ['get', 'list']) expect(grants(cluster, 'gateway.networking.k8s.io', 'gatewayclasses', verb)).toBe(true);
+    for (const plural of ['gatewayclasses', 'gateways', 'httproutes']) {
+      for (const verb of ['get', 'patch', 'update']) expect(grants(cluster, 'gateway.networking.k8s.io', `${plural}/status`, verb), `${verb} ${plural}/status`).toBe(true);
+    }
     expect(cluster.some((r) => r.resources.includes('leases'))).toBe(false);
     const role = docs.find((d) => d.kind === 'Role');
     const leaseRules = role?.rules as Rule[];
