@@ -98,6 +98,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
         onSnapshot: (listener) => store.onSnapshot(() => listener()),
       });
       metrics.observeController(controller);
+      if (gatewayStatus) metrics.observeGatewayStatus(gatewayStatus);
     } else {
       logger.warn('import controller enabled but the local cluster has no Kubernetes connection: InferencePoolImport and Gateway API status are not written');
     }

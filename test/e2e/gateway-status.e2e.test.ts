@@ -129,11 +129,14 @@ describe('Gateway API status (router in Kubernetes mode)', () => {
     expect(status('httproutes', 'shared').parents?.[0]).toEqual(OTHER);
   });
 
-  it('/debug/sources shows the Gateway status writer: leader, controller name and write outcomes', async () => {
+  it('/debug/sources and /metrics show the Gateway status writer: leader, controller name and write outcomes', async () => {
     const res = await request(`http://${router.admin}/debug/sources`);
     const body = (await res.body.json()) as { gatewayStatus: { leader: boolean; controllerName: string; writes: Record<string, number> } };
     expect(body.gatewayStatus).toMatchObject({ leader: true, controllerName: ME });
     expect(body.gatewayStatus.writes.written).toBeGreaterThanOrEqual(6);
     expect(body.gatewayStatus.writes.errors).toBe(0);
+    const metrics = await (await request(`http://${router.admin}/metrics`)).body.text();
+    const written = /^mcip_gateway_status_writes_total\{result="written"\} (\d+)$/m.exec(metrics);
+    expect(Number(written?.[1])).toBeGreaterThanOrEqual(6);
   });
 });
