@@ -83,10 +83,21 @@ export function ownsEntry(entry: { parentRef: ParentReference; controllerName?: 
   return owned.has(`${entry.parentRef.namespace ?? routeNamespace}/${entry.parentRef.name}`);
 }
 
-/** Route diagnostics that turn a condition False, for one parentRef (or every parentRef). */
-function routeProblems(diagnostics: readonly Diagnostic[], route: HTTPRoute): (cond: 'Accepted' | 'ResolvedRefs', index: number) => Diagnostic[] {
-  const { namespace, name } = route.metadata;
-  const mine = diagnostics.filter((d) => d.status?.kind === 'HTTPRoute' && d.status.namespace === namespace && d.status.name === name);
+/** Diagnostics with an HTTPRoute status target, by "namespace/name" (indexed once per plan). */
+function routeDiagnostics(diagnostics: readonly Diagnostic[]): Map<string, Diagnostic[]> {
+  const out = new Map<string, Diagnostic[]>();
+  for (const d of diagnostics) {
+    if (d.status?.kind !== 'HTTPRoute') continue;
+    const key = `${d.status.namespace}/${d.status.name}`;
+    const list = out.get(key);
+    if (list) list.push(d);
+    else out.set(key, [d]);
+  }
+  return out;
+}
+
+/** A route's diagnostics that turn a condition False, for one parentRef (or every parentRef). */
+function routeProblems(mine: readonly Diagnostic[]): (cond: 'Accepted' | 'ResolvedRefs', index: number) => Diagnostic[] {
   return (cond, index) => mine.filter((d) => d.status?.condition === cond && (d.status.parentRefIndex === undefined || d.status.parentRefIndex === index));
 }
 
@@ -100,11 +111,12 @@ export function planRouteStatuses(input: RouteStatusInput): { plans: RoutePlan[]
   /** "ns/gateway/listener" -> routes accepted there. */
   const attachedRoutes = new Map<string, number>();
   const plans: RoutePlan[] = [];
+  const diagnostics = routeDiagnostics(input.snapshot.diagnostics);
   for (const route of input.routes) {
     const { namespace, name, generation } = route.metadata;
     const gen: Generation = generation !== undefined ? { observedGeneration: generation } : {};
     const summary = summaries.get(`${namespace}/${name}`);
-    const problems = routeProblems(input.snapshot.diagnostics, route);
+    const problems = routeProblems(diagnostics.get(`${namespace}/${name}`) ?? []);
     const parents: RawRouteParentStatus[] = [];
     const counted = new Set<string>();
     route.spec.parentRefs.forEach((ref, i) => {
