@@ -15,6 +15,9 @@ import { gatewayAddresses, planGatewayStatuses, type GatewayClassView } from './
 import { GatewayStatusWriter, type GatewayWriteOutcome, type GatewayWriteResult } from './gateway-status-writer.js';
 import { rfc3339 } from './import-status.js';
 
+/** Objects judged between two turns of the event loop. */
+const YIELD_EVERY = 100;
+
 export interface GatewayReconcileInput {
   readonly snapshot: RoutingSnapshot;
   /** The local cluster's latest state (not stale). */
@@ -95,8 +98,10 @@ export function createGatewayStatusDuty(o: GatewayStatusDutyOptions): GatewaySta
       ];
       const results: GatewayWriteResult[] = [];
       let failed = false;
-      for (const step of steps) {
+      for (const [i, step] of steps.entries()) {
         if (!isLeader()) break;
+        // Most steps end without a request (already up to date): let I/O in between batches of them.
+        if (i > 0 && i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
         try {
           const r = await step.run();
           counts[r.outcome]++;
