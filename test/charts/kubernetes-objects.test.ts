@@ -171,6 +171,7 @@ describe('Gateway API status', () => {
     const cls = find(r, 'GatewayClass') as K8sObject & { spec: { controllerName: string } };
     expect(cls.metadata.name).toBe('mcip-envoy');
     expect(cls.spec.controllerName).toBe('mcip-router.dev/gateway-controller');
+    expect((cls.spec as { description?: string }).description?.length).toBeLessThanOrEqual(64);
     const config = parse(routerConfigText(r)) as { controller: { gatewayStatus: Record<string, unknown> } };
     expect(config.controller.gatewayStatus).toMatchObject({ enabled: true, controllerName: cls.spec.controllerName });
     const renamed = renderChart({ gatewayClass: { name: 'team-gw' }, controller: { gatewayStatus: { controllerName: 'example.com/gw' } } });
