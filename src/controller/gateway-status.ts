@@ -152,11 +152,22 @@ function gatewayPlan(gw: Gateway, input: GatewayStatusInput, attached: ReadonlyM
     accepted = condition('Accepted', some, 'ListenersNotValid', some ? `the other listeners are served; ${text}` : text, gen);
   }
   const programmedListeners = verdicts.filter((v) => v.programmed.ok).length;
+  // A requested address is honoured only when the reported ones include it (by type, and value when given).
+  const unusable = gw.spec.addresses.filter((r) => !input.addresses.some((a) => a.type === r.type && (r.value === undefined || a.value === r.value)));
   let programmed: RawCondition;
   if (accepted.status === 'False') {
     programmed = condition('Programmed', false, 'Invalid', `not accepted: ${accepted.message}`, gen);
   } else if (own.Programmed) {
     programmed = condition('Programmed', false, own.Programmed.reason, own.Programmed.message, gen);
+  } else if (unusable.length > 0) {
+    const asked = unusable.map((a) => `${a.type} ${a.value ?? '(any)'}`).join(', ');
+    programmed = condition(
+      'Programmed',
+      false,
+      'AddressNotUsable',
+      `spec.addresses asks for ${asked}, which the router cannot assign: the Gateway's address is the Envoy Service's (${input.addresses.map((a) => a.value).join(', ') || 'none yet'}); remove spec.addresses or give the Service that address`,
+      gen,
+    );
   } else if (input.addresses.length === 0) {
     programmed = condition(
       'Programmed',

@@ -57,12 +57,17 @@ export function decodeGateway(c: DecodeContext, raw: Raw, apiVersion: string, me
     if (seen.has(l.name)) c.error(`spec.listeners[${i}].name`, `duplicate listener name "${l.name}"`);
     seen.add(l.name);
   });
+  const requested = list(c, spec.addresses, 'spec.addresses', { max: 16 }).map((a, i) => {
+    const r = obj(c, a, `spec.addresses[${i}]`, true) ?? {};
+    const value = optString(c, r.value, `spec.addresses[${i}].value`);
+    return { type: optString(c, r.type, `spec.addresses[${i}].type`) || 'IPAddress', ...(value ? { value } : {}) };
+  });
   const status = obj(c, raw.status, 'status') ?? {};
   return {
     kind: 'Gateway',
     apiVersion,
     metadata,
-    spec: { gatewayClassName, listeners },
+    spec: { gatewayClassName, listeners, addresses: requested },
     status: { addresses: list(c, status.addresses, 'status.addresses').map((a, i) => address(c, a, `status.addresses[${i}]`)) },
   };
 }

@@ -196,6 +196,8 @@ export interface Gateway {
   readonly spec: {
     readonly gatewayClassName: string;
     readonly listeners: readonly GatewayListener[];
+    /** spec.addresses[]: addresses asked of the implementation (a value may be empty: "any of this type"). */
+    readonly addresses: readonly { readonly type: string; readonly value?: string }[];
   };
   readonly status: { readonly addresses: readonly GatewayAddress[] };
 }

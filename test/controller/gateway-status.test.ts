@@ -91,6 +91,16 @@ describe('planGatewayStatuses', () => {
     expect(brief(only.status.conditions)).toEqual(['Accepted=False/ListenersNotValid', 'Programmed=False/Invalid']);
   });
 
+  it('spec.addresses the router cannot assign: Programmed False AddressNotUsable; one it reports anyway is fine', () => {
+    const asking = (addresses: { type: string; value?: string }[]): Gateway => ({ ...gw(), spec: { ...gw().spec, addresses } });
+    const bad = plan([asking([{ type: 'IPAddress', value: '192.0.2.1' }])]).gateways[0]!;
+    expect(brief(bad.status.conditions)).toEqual(['Accepted=True/Accepted', 'Programmed=False/AddressNotUsable']);
+    expect(bad.status.conditions[1]!.message).toContain('192.0.2.1');
+    expect(brief(plan([asking([{ type: 'IPAddress', value: '10.0.0.9' }])]).gateways[0]!.status.conditions)[1]).toBe('Programmed=True/Programmed');
+    expect(brief(plan([asking([{ type: 'IPAddress' }])]).gateways[0]!.status.conditions)[1]).toBe('Programmed=True/Programmed');
+    expect(brief(plan([asking([{ type: 'Hostname' }])]).gateways[0]!.status.conditions)[1]).toBe('Programmed=False/AddressNotUsable');
+  });
+
   it('no known address: Programmed False AddressNotAssigned', () => {
     const g = plan([gw()], { addresses: [] }).gateways[0]!;
     expect(brief(g.status.conditions)).toEqual(['Accepted=True/Accepted', 'Programmed=False/AddressNotAssigned']);

@@ -37,6 +37,7 @@ describe('Gateway', () => {
         { name: 'http', protocol: 'HTTP', port: 80, allowedRoutes: { namespaces: { from: 'Same' } } },
         { name: 'https', protocol: 'HTTPS', port: 443, hostname: '*.model.com', allowedRoutes: { namespaces: { from: 'All' } } },
       ],
+      addresses: [],
     });
     expect(gw.status.addresses).toEqual([
       { type: 'IPAddress', value: '10.0.0.7' },
@@ -80,6 +81,11 @@ describe('Gateway listener kinds and tls', () => {
     expect(gw.spec.listeners[1]?.tls).toEqual({ mode: 'Terminate' });
     expect(gw.spec.listeners[0]).not.toHaveProperty('tls');
     expect(gw.spec.listeners[0]?.allowedRoutes).not.toHaveProperty('kinds');
+  });
+
+  it('decodes spec.addresses (type default IPAddress; the value may be left to the implementation)', () => {
+    const yaml = GATEWAY.replace('  gatewayClassName: example\n', '  gatewayClassName: example\n  addresses:\n    - value: 192.0.2.1\n    - type: Hostname\n')
+    expect(decodeOk(yaml, 'Gateway').spec.addresses).toEqual([{ type: 'IPAddress', value: '192.0.2.1' }, { type: 'Hostname' }]);
   });
 
   it('a route kind without kind is an error at its path', () => {

@@ -122,7 +122,7 @@ export function gateway(name: string, o: { ns?: string; listeners?: GatewayListe
     kind: 'Gateway',
     apiVersion: `${GROUP_GATEWAY}/v1`,
     metadata: meta(name, o.ns),
-    spec: { gatewayClassName: 'test', listeners: o.listeners ?? [listener('http')] },
+    spec: { gatewayClassName: 'test', listeners: o.listeners ?? [listener('http')], addresses: [] },
     status: { addresses: (o.addresses ?? []).map((a) => (typeof a === 'string' ? { type: 'IPAddress', value: a } : a)) },
   };
 }
