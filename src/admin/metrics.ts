@@ -139,25 +139,43 @@ export class RouterMetrics implements DataPathObserver {
     registers: [this.registry],
   });
 
-  /** Import controller status writes, read from its counters at scrape time. */
-  observeController(controller: {
-    isLeader(): boolean;
-    counts(): Readonly<Record<string, number>>;
-  }): void {
+  /** Gateway API status writes by result (the duty of the import controller's leader). */
+  observeGatewayStatus(duty: { counts(): Readonly<Record<string, number>> }): void {
+    this.countsByResult(
+      'mcip_gateway_status_writes_total',
+      'Gateway API status (GatewayClass, Gateway, HTTPRoute) per object and pass by result (written, unchanged, stale, conflict, full, gone, errors).',
+      () => duty.counts(),
+    );
+  }
+
+  /** A counter per result label that follows a monotonic counts() snapshot. */
+  private countsByResult(name: string, help: string, counts: () => Readonly<Record<string, number>>): void {
     const reported: Record<string, number> = {};
     new Counter({
-      name: 'mcip_import_status_writes_total',
-      help: 'InferencePoolImport status reconciliations by result (written, removed, unchanged, conflict, full, gone, errors).',
+      name,
+      help,
       labelNames: ['result'] as const,
       registers: [this.registry],
       collect() {
-        for (const [result, value] of Object.entries(controller.counts())) {
+        for (const [result, value] of Object.entries(counts())) {
           const delta = value - (reported[result] ?? 0);
           if (delta > 0) this.inc({ result }, delta);
           reported[result] = value;
         }
       },
     });
+  }
+
+  /** Import controller status writes, read from its counters at scrape time. */
+  observeController(controller: {
+    isLeader(): boolean;
+    counts(): Readonly<Record<string, number>>;
+  }): void {
+    this.countsByResult(
+      'mcip_import_status_writes_total',
+      'InferencePoolImport status reconciliations by result (written, removed, unchanged, conflict, full, gone, errors).',
+      () => controller.counts(),
+    );
     new Gauge({
       name: 'mcip_import_controller_leader',
       help: '1 on the replica that holds the import controller lease and writes InferencePoolImport status.',

@@ -72,6 +72,25 @@ export function leaderElectionSchema(defaultLeaseName: string) {
     .refine((l) => l.retryPeriodMs < l.renewDeadlineMs, { message: 'retryPeriodMs must be less than renewDeadlineMs', path: ['retryPeriodMs'] });
 }
 
+/** An address the router reports in its Gateways' status.addresses (Gateway API GatewayStatusAddress). */
+export const gatewayAddressSchema = z.strictObject({
+  type: z.enum(['IPAddress', 'Hostname']).default('IPAddress'),
+  value: z.string().min(1).max(253),
+});
+
+/** Gateway API status of the router's own Gateways (GatewayClass, Gateway, HTTPRoute status.parents[]). */
+export const gatewayStatusObject = z.strictObject({
+  /** Write status on GatewayClasses whose spec.controllerName is ours, their served Gateways and those Gateways' HTTPRoutes. */
+  enabled: z.boolean().default(true),
+  /** Our GatewayClass spec.controllerName and HTTPRoute status.parents[].controllerName. */
+  controllerName: controllerName.default('mcip-router.dev/gateway-controller'),
+  /** The Service in front of the Envoy (the chart's): its load-balancer ingress, external IPs or cluster IP become status.addresses. */
+  addressService: z.strictObject({ namespace: objectName, name: objectName }).optional(),
+  /** Addresses reported as they are (before those of addressService). */
+  addresses: z.array(gatewayAddressSchema).max(16).default([]),
+});
+export const gatewayStatusSchema = gatewayStatusObject.prefault({});
+
 export const controllerSchema = z.strictObject({
   /** Maintain our status.controllers[] entry on referenced InferencePoolImports. Default: on when the local cluster uses a kubernetes source. */
   enabled: z.boolean().optional(),
@@ -80,4 +99,6 @@ export const controllerSchema = z.strictObject({
   /** How often every import is re-checked even without changes (writes happen only on difference). */
   resyncMs: z.number().int().min(1000).default(60_000),
   leaderElection: leaderElectionSchema('mcip-router-import-controller'),
+  /** Gateway API status, written by the same leader (its Lease) on the same triggers. */
+  gatewayStatus: gatewayStatusSchema,
 });

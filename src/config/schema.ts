@@ -167,6 +167,18 @@ export const routerConfigSchema = z
       .prefault({}),
     /** Gateways in the local cluster whose HTTPRoutes this router serves. */
     gateways: z.array(gatewayRefSchema).min(1),
+    /**
+     * What the Envoy in front of the router serves: Gateway listeners asking for another protocol
+     * or port are reported (diagnostics, listener status), never pretended.
+     */
+    gatewayListeners: z
+      .strictObject({
+        /** HTTPS only when your Envoy bootstrap terminates TLS itself (the bundled ones serve plain HTTP). */
+        protocols: z.array(z.enum(['HTTP', 'HTTPS'])).min(1).default(['HTTP']),
+        /** Ports clients reach the Envoy on (the Service's ports); empty: listener ports are not checked. */
+        ports: z.array(z.number().int().min(1).max(65535)).default([]),
+      })
+      .prefault({}),
     /** ClusterSet members, the local cluster included. */
     clusters: z.array(clusterSchema).min(1),
     extProc: extProcSchema.prefault({}),

@@ -1,6 +1,7 @@
 /**
  * The import controller: keeps our InferencePoolImport status.controllers[]
- * entries in line with the routing snapshot, on the leader replica only.
+ * entries in line with the routing snapshot, on the leader replica only, then
+ * runs the further duties it is given (Gateway API status) in the same pass.
  *
  * Runs on every new snapshot, on gaining leadership, every resyncMs and after a
  * failed write (ReconcileLoop: one pass at a time, retries with backoff). Skips
@@ -30,10 +31,19 @@ export interface ImportControllerOptions {
   readonly getLocalState: () => ClusterState | undefined;
   /** Subscribes to new snapshots; returns an unsubscribe function. */
   readonly onSnapshot: (listener: () => void) => () => void;
+  /** Further duties the same leader runs after the imports, in the same pass (Gateway API status). */
+  readonly duties?: readonly ControllerDuty[];
   /** Injectable clients (tests). */
   readonly statusClient?: ImportStatusClient;
   readonly leaseClient?: LeaseClient;
   readonly now?: () => Date;
+}
+
+/** A reconcile duty beside the imports: given the snapshot and the local state, writes what it owns. */
+export interface ControllerDuty {
+  readonly name: string;
+  /** `failed` (or a throw): the pass is retried. */
+  reconcile(input: { snapshot: RoutingSnapshot; local: ClusterState; isLeader: () => boolean }): Promise<{ readonly failed: boolean }>;
 }
 
 export interface ReconcileReport {
@@ -42,6 +52,8 @@ export interface ReconcileReport {
   readonly results: readonly WriteResult[];
   /** Some write failed (it is retried). */
   readonly failed?: true;
+  /** What each duty reported, by name. */
+  readonly duties?: Readonly<Record<string, unknown>>;
 }
 
 export interface ImportControllerHandle {
@@ -120,7 +132,19 @@ export async function startImportController(o: ImportControllerOptions): Promise
         log.error({ err, import: key }, `could not update InferencePoolImport ${key} status`);
       }
     }
-    return failed ? { results, failed } : { results };
+    const duties: Record<string, unknown> = {};
+    for (const duty of o.duties ?? []) {
+      if (!isLeader()) break;
+      try {
+        const report = await duty.reconcile({ snapshot, local, isLeader });
+        duties[duty.name] = report;
+        if (report.failed) failed = true;
+      } catch (err) {
+        failed = true;
+        log.error({ err, duty: duty.name }, `${duty.name} reconcile failed`);
+      }
+    }
+    return failed ? { results, failed, duties } : { results, duties };
   };
 
   const unsubscribe = o.onSnapshot(() => loop.trigger());

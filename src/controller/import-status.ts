@@ -140,9 +140,10 @@ function resolution(groups: readonly BackendGroup[]): Resolution {
   return { clusters, problem: undefined };
 }
 
-type Generation = { observedGeneration?: number };
+export type Generation = { observedGeneration?: number };
 
-const condition = (type: string, ok: boolean, reason: string, message: string, gen: Generation): RawCondition => ({
+/** A condition with its lastTransitionTime still to be filled (carryTransitionTimes). */
+export const condition = (type: string, ok: boolean, reason: string, message: string, gen: Generation): RawCondition => ({
   type,
   status: ok ? 'True' : 'False',
   reason,
@@ -192,16 +193,21 @@ export function withTransitionTimes(entry: RawControllerEntry, previous: RawCont
   const prevParent = (p: RawParentStatus): RawParentStatus | undefined =>
     previous?.parents.find((q) => q.parentRef.namespace === p.parentRef.namespace && q.parentRef.name === p.parentRef.name && q.parentRef.kind === p.parentRef.kind);
   const carry = (conditions: readonly RawCondition[], before: readonly RawCondition[] | undefined): RawCondition[] =>
-    conditions.map((c) => {
-      const old = before?.find((o) => o.type === c.type);
-      const keep = old !== undefined && old.status === c.status && old.lastTransitionTime !== '';
-      return { ...c, lastTransitionTime: keep ? old.lastTransitionTime : now };
-    });
+    carryTransitionTimes(conditions, before, now);
   return {
     name: entry.name,
     parents: entry.parents.map((p) => ({ ...p, conditions: carry(p.conditions, prevParent(p)?.conditions) })),
     conditions: carry(entry.conditions, previous?.conditions),
   };
+}
+
+/** lastTransitionTime of each condition: the one of the same type `before` when its status did not change, else `now`. */
+export function carryTransitionTimes(conditions: readonly RawCondition[], before: readonly RawCondition[] | undefined, now: string): RawCondition[] {
+  return conditions.map((c) => {
+    const old = before?.find((o) => o.type === c.type);
+    const keep = old !== undefined && old.status === c.status && typeof old.lastTransitionTime === 'string' && old.lastTransitionTime !== '';
+    return { ...c, lastTransitionTime: keep ? old.lastTransitionTime : now };
+  });
 }
 
 /** Our entry as the decoder saw it, in the raw shape (for comparison and time carry-over). */
@@ -217,7 +223,7 @@ function parentFromModel(p: ParentStatus): RawParentStatus {
   };
 }
 
-function conditionFromModel(c: Condition): RawCondition {
+export function conditionFromModel(c: Condition): RawCondition {
   return {
     type: c.type,
     status: c.status,

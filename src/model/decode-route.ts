@@ -1,6 +1,6 @@
 /** Decoder for HTTPRoute (gateway.networking.k8s.io/v1 and v1beta1). */
 import type { DecodeContext, Raw } from './decode-util.js';
-import { HEADER_NAME, hostname, list, name, obj, oneOf, optInt, optNamespace, optString, parentRef, port, reqString, sectionName } from './decode-util.js';
+import { HEADER_NAME, hostname, lenient, list, name, obj, oneOf, optInt, optNamespace, optString, parentRef, parentStatuses, port, reqString, sectionName } from './decode-util.js';
 import type {
   BackendRef,
   HTTPPathMatch,
@@ -106,6 +106,14 @@ function rule(c: DecodeContext, raw: unknown, path: string): HTTPRouteRule {
   };
 }
 
+/** Gateway API caps status.parents at 32 entries. */
+const MAX_ROUTE_PARENTS = 32;
+
+function statusOf(c: DecodeContext, raw: unknown): HTTPRoute['status'] {
+  const parents = lenient(c, (s) => parentStatuses(s, obj(s, raw, 'status')?.parents, 'status.parents', MAX_ROUTE_PARENTS));
+  return parents === undefined ? {} : { parents };
+}
+
 export function decodeHTTPRoute(c: DecodeContext, raw: Raw, apiVersion: string, metadata: ObjectMeta): HTTPRoute {
   const spec = obj(c, raw.spec, 'spec') ?? {};
   refuseUnknown(c, spec, 'spec', SPEC_FIELDS);
@@ -126,5 +134,6 @@ export function decodeHTTPRoute(c: DecodeContext, raw: Raw, apiVersion: string, 
       // Gateway API CRD default when rules is absent: one rule matching PathPrefix "/" (no backends).
       rules: spec.rules === undefined || spec.rules === null ? [{ matches: [DEFAULT_MATCH], backendRefs: [], unsupported: [] }] : rules,
     },
+    status: statusOf(c, raw.status),
   };
 }

@@ -237,3 +237,13 @@ export function parentStatuses(c: DecodeContext, v: unknown, path: string, max?:
     };
   });
 }
+
+/**
+ * Reads a part the router only reports on (another controller's status, say): any problem in it
+ * makes the part unknown (undefined) instead of making the object invalid.
+ */
+export function lenient<T>(c: DecodeContext, read: (scratch: DecodeContext) => T): T | undefined {
+  const scratch = new DecodeContext(c.object, c.origin, c.ref);
+  const value = read(scratch);
+  return scratch.errors.length === 0 ? value : undefined;
+}

@@ -179,6 +179,14 @@ export interface HTTPRoute {
     readonly hostnames: readonly string[];
     readonly rules: readonly HTTPRouteRule[];
   };
+  /** status.parents[] as read; absent when it does not read as RouteParentStatus entries (it is never a reason to refuse the route). */
+  readonly status: { readonly parents?: readonly ParentStatus[] };
+}
+
+/** A route kind a listener allows (allowedRoutes.kinds[]); group default gateway.networking.k8s.io. */
+export interface RouteGroupKind {
+  readonly group: string;
+  readonly kind: string;
 }
 
 export interface GatewayListener {
@@ -186,8 +194,16 @@ export interface GatewayListener {
   readonly hostname?: string;
   readonly port: number;
   readonly protocol: string;
-  /** Default { namespaces: { from: 'Same' } }, as in Gateway API. */
-  readonly allowedRoutes: { readonly namespaces: { readonly from: 'All' | 'Same' | 'Selector' } };
+  /**
+   * Default { namespaces: { from: 'Same' } }, as in Gateway API. `kinds` is present only when the
+   * listener lists route kinds; absent = the kinds its protocol carries (HTTPRoute for HTTP/HTTPS).
+   */
+  readonly allowedRoutes: {
+    readonly namespaces: { readonly from: 'All' | 'Same' | 'Selector' };
+    readonly kinds?: readonly RouteGroupKind[];
+  };
+  /** spec.listeners[].tls.mode (default Terminate) when the listener has a tls block. */
+  readonly tls?: { readonly mode: 'Terminate' | 'Passthrough' };
 }
 
 export interface GatewayAddress {
@@ -203,6 +219,8 @@ export interface Gateway {
   readonly spec: {
     readonly gatewayClassName: string;
     readonly listeners: readonly GatewayListener[];
+    /** spec.addresses[]: addresses asked of the implementation (a value may be empty: "any of this type"). */
+    readonly addresses: readonly { readonly type: string; readonly value?: string }[];
   };
   readonly status: { readonly addresses: readonly GatewayAddress[] };
 }

@@ -4,7 +4,7 @@
  * start real routers on real sockets.
  */
 import { controllerEnabled, type RouterConfig } from '../config/schema.js';
-import type { ImportControllerHandle } from '../controller/index.js';
+import type { GatewayStatusDuty, ImportControllerHandle } from '../controller/index.js';
 import type { ExportControllerHandle } from '../controller/export-controller.js';
 import { kubernetesModuleFor } from '../sources/create-source.js';
 import type { Logger } from '../log.js';
@@ -77,23 +77,30 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   store.onSnapshot((s) => signals.update(s));
 
   let controller: ImportControllerHandle | undefined;
+  let gatewayStatus: GatewayStatusDuty | undefined;
   if (controllerEnabled(config)) {
     const local = sources.sources.find((s) => s.cluster === config.clusterName);
     const kubeConfig = kube && local instanceof kube.KubernetesSource ? local.kubeConfig : undefined;
     if (kubeConfig) {
       // Status writing is leader-elected; every replica serves traffic regardless.
-      const { startImportController } = await import('../controller/index.js');
+      const { createGatewayStatusClient, createGatewayStatusDuty, startImportController } = await import('../controller/index.js');
+      // Gateway API status (GatewayClass, Gateway, HTTPRoute parents) is written by the same leader.
+      gatewayStatus = config.controller.gatewayStatus.enabled
+        ? createGatewayStatusDuty({ config, client: createGatewayStatusClient(kubeConfig), logger })
+        : undefined;
       controller = await startImportController({
         config,
         kubeConfig,
         logger,
+        ...(gatewayStatus ? { duties: [gatewayStatus] } : {}),
         getSnapshot: () => store.snapshot(),
         getLocalState: () => store.state(config.clusterName),
         onSnapshot: (listener) => store.onSnapshot(() => listener()),
       });
       metrics.observeController(controller);
+      if (gatewayStatus) metrics.observeGatewayStatus(gatewayStatus);
     } else {
-      logger.warn('import controller enabled but the local cluster has no Kubernetes connection: InferencePoolImport status is not written');
+      logger.warn('import controller enabled but the local cluster has no Kubernetes connection: InferencePoolImport and Gateway API status are not written');
     }
   }
 
@@ -156,6 +163,9 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
           rejected: Object.fromEntries(store.sourceErrors()),
           kubernetes: Object.fromEntries(kubernetesSources.map((s) => [s.cluster, s.resources()])),
           importController: controller ? { leader: controller.isLeader(), writes: controller.counts() } : { enabled: false },
+          gatewayStatus: gatewayStatus && controller
+            ? { leader: controller.isLeader(), controllerName: config.controller.gatewayStatus.controllerName, writes: gatewayStatus.counts() }
+            : { enabled: false },
           security: posture.members,
         }),
       '/debug/exports': () => (exporter ? json(200, exporter.debug()) : json(404, { error: 'the export controller is not enabled (exportController.enabled)' })),

@@ -6,21 +6,22 @@ import { GROUP_GATEWAY, type Gateway, type GatewayListener, type HTTPRoute, type
 import { lookup, nsName, ROUTE_REASONS, routeStatus, type BuildContext } from './context.js';
 import type { Diagnostic } from './types.js';
 import { intersectHostnames, unionHostnames, type HostnameSet } from './hostname.js';
+import { judgeListeners, takesHttpRoutes } from './listeners.js';
+import type { ParentAttachment } from './types.js';
 
 export interface AttachedRoute {
   readonly route: HTTPRoute;
   /** Served Gateways ("namespace/name") the route attached to. */
   readonly parents: readonly string[];
+  /** Per parentRef that attached: the Gateway and the listeners it attached to. */
+  readonly attachments: readonly ParentAttachment[];
   /** Effective hostnames, normalised; empty = any host. */
   readonly hostnames: readonly string[];
 }
 
 type Attachment =
-  | { readonly ok: true; readonly hostnames: HostnameSet }
+  | { readonly ok: true; readonly hostnames: HostnameSet; readonly listeners: readonly string[] }
   | { readonly ok: false; readonly reason: string; readonly message: string };
-
-/** Listener protocols that can never carry an HTTPRoute. */
-const NON_HTTP = new Set(['TCP', 'UDP', 'TLS']);
 
 function describeRef(ref: ParentReference): string {
   const parts: string[] = [];
@@ -65,12 +66,12 @@ function attachToGateway(ctx: BuildContext, route: HTTPRoute, ref: ParentReferen
         : `${gwName} has no listeners`,
     };
   }
-  const http = selected.filter((l) => !NON_HTTP.has(l.protocol.toUpperCase()));
+  const http = selected.filter(takesHttpRoutes);
   if (http.length === 0) {
     return {
       ok: false,
       reason: 'NotAllowedByListeners',
-      message: `the selected listeners of ${gwName} (${selected.map((l) => `${l.name}/${l.protocol}`).join(', ')}) do not accept HTTPRoutes`,
+      message: `the selected listeners of ${gwName} (${selected.map((l) => `${l.name}/${l.protocol}`).join(', ')}) do not accept HTTPRoutes (protocol or allowedRoutes.kinds)`,
     };
   }
   const allowed = http.filter((l) => allowsNamespace(ctx, gw, l, route.metadata.namespace));
@@ -85,6 +86,7 @@ function attachToGateway(ctx: BuildContext, route: HTTPRoute, ref: ParentReferen
   }
   const sets = allowed.map((l) => intersectHostnames(route.spec.hostnames, l.hostname));
   const hostnames = unionHostnames(sets);
+  const listeners = allowed.filter((_, i) => sets[i] === 'any' || (sets[i]?.length ?? 0) > 0).map((l) => l.name);
   if (hostnames !== 'any' && hostnames.length === 0) {
     const listenerHosts = allowed.map((l) => l.hostname ?? '*').join(', ');
     return {
@@ -93,7 +95,31 @@ function attachToGateway(ctx: BuildContext, route: HTTPRoute, ref: ParentReferen
       message: `route hostnames (${route.spec.hostnames.join(', ')}) intersect no listener hostname of ${gwName} (${listenerHosts})`,
     };
   }
-  return { ok: true, hostnames };
+  return { ok: true, hostnames, listeners };
+}
+
+/** Listener problems of a served Gateway (protocol, port, route kinds, conflicts), as diagnostics. */
+function reportListeners(ctx: BuildContext, gw: Gateway): void {
+  const { namespace, name } = gw.metadata;
+  const subject = `${ctx.localCluster}: Gateway ${nsName(namespace, name)}`;
+  for (const v of judgeListeners(gw, ctx.config.gatewayListeners)) {
+    const problems = [
+      { c: v.accepted, condition: 'Accepted' as const },
+      { c: v.resolvedRefs, condition: 'ResolvedRefs' as const },
+      { c: v.conflicted, condition: 'Programmed' as const },
+    ];
+    for (const { c, condition } of problems) {
+      if (c.ok) continue;
+      ctx.diagnostics.add({
+        severity: 'warning',
+        subject,
+        path: `spec.listeners[${v.index}]`,
+        reason: c.reason,
+        message: `listener "${v.name}": ${c.message}`,
+        status: { kind: 'Gateway', namespace, name, condition, listener: v.name },
+      });
+    }
+  }
 }
 
 /** Attaches every local HTTPRoute that names a served Gateway; reports those that cannot attach. */
@@ -104,6 +130,7 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
     const key = nsName(g.namespace, g.name);
     const gw = local === undefined ? undefined : lookup(local.gateways, g.namespace, g.name);
     served.set(key, gw);
+    if (gw !== undefined) reportListeners(ctx, gw);
     if (gw === undefined) {
       ctx.diagnostics.add({
         severity: 'info',
@@ -119,6 +146,7 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
   const servedList = [...served.keys()].join(', ');
   for (const route of local?.routes ?? []) {
     const parents: string[] = [];
+    const attachments: ParentAttachment[] = [];
     const sets: HostnameSet[] = [];
     const refused: Diagnostic[] = [];
     const subject = `${ctx.localCluster}: HTTPRoute ${nsName(route.metadata.namespace, route.metadata.name)}`;
@@ -140,8 +168,9 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
       }
       const gw = served.get(key);
       const res: Attachment = gw === undefined
-        ? { ok: true, hostnames: intersectHostnames(route.spec.hostnames, undefined) }
+        ? { ok: true, hostnames: intersectHostnames(route.spec.hostnames, undefined), listeners: [] }
         : attachToGateway(ctx, route, ref, gw);
+      const { namespace, name } = route.metadata;
       if (!res.ok) {
         refused.push({
           severity: 'warning',
@@ -153,6 +182,7 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
         });
         return;
       }
+      attachments.push({ parentRefIndex: i, gateway: key, listeners: res.listeners });
       if (!parents.includes(key)) parents.push(key);
       sets.push(res.hostnames);
     });
@@ -162,7 +192,7 @@ export function attachRoutes(ctx: BuildContext): AttachedRoute[] {
     }
     if (parents.length === 0) continue;
     const hostnames = unionHostnames(sets);
-    out.push({ route, parents, hostnames: hostnames === 'any' ? [] : hostnames });
+    out.push({ route, parents, attachments, hostnames: hostnames === 'any' ? [] : hostnames });
   }
   return out;
 }

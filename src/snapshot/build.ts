@@ -60,6 +60,7 @@ export function buildSnapshot(input: BuildInput): BuildResult {
       route: { namespace: a.route.metadata.namespace, name: a.route.metadata.name },
       hostnames: a.hostnames,
       parents: a.parents,
+      attachments: a.attachments,
       ...(a.route.metadata.creationTimestamp !== undefined ? { creationTimestamp: a.route.metadata.creationTimestamp } : {}),
       rules,
     });

@@ -125,6 +125,7 @@ export function snapshotToJson(snapshot: RoutingSnapshot): SnapshotJson {
       route: { ...r.route },
       hostnames: [...r.hostnames],
       parents: [...r.parents],
+      attachments: r.attachments.map((a) => ({ ...a, listeners: [...a.listeners] })),
       ...(r.creationTimestamp !== undefined ? { creationTimestamp: r.creationTimestamp } : {}),
       rules: r.rules.map((rule) => ({
         index: rule.index,

@@ -111,11 +111,23 @@ export interface RouteRule {
   readonly requestHeaderModifier?: { readonly modifier: HeaderModifier; readonly fragment: Buffer };
 }
 
+/** One parentRef of a route that attached to a served Gateway. */
+export interface ParentAttachment {
+  /** Index into the route's spec.parentRefs. */
+  readonly parentRefIndex: number;
+  /** The Gateway, "namespace/name". */
+  readonly gateway: string;
+  /** The listeners (spec.listeners[].name) the route attached to; empty when the Gateway object is not known. */
+  readonly listeners: readonly string[];
+}
+
 export interface RouteSummary {
   readonly route: NamespacedName;
   readonly hostnames: readonly string[];
   /** Attached to which served Gateways (namespace/name). */
   readonly parents: readonly string[];
+  /** Which parentRefs attached, and to which listeners. */
+  readonly attachments: readonly ParentAttachment[];
   readonly creationTimestamp?: string;
   readonly rules: readonly (RouteRule & { readonly matches: readonly HTTPRouteMatch[] })[];
 }

@@ -5,8 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { routerConfigSchema } from '../../src/config/schema.js';
 import { LOCAL_KINDS, REMOTE_KINDS, RESOURCE_SPECS } from '../../src/sources/kubernetes/resources.js';
 import { CHART_DIR, find, renderChart, REPO, type K8sObject, type Obj, type Rendered } from './render-chart.js';
 import { REMOTE_VALUES } from './sample-values.js';
@@ -27,8 +28,9 @@ const API_VERSIONS: Record<string, string> = {
   PodDisruptionBudget: 'policy/v1',
   ServiceMonitor: 'monitoring.coreos.com/v1',
   HorizontalPodAutoscaler: 'autoscaling/v2',
+  GatewayClass: 'gateway.networking.k8s.io/v1',
 };
-const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding']);
+const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'GatewayClass']);
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -119,6 +121,14 @@ describe('RBAC covers what the router calls', () => {
     for (const verb of ['get', 'list', 'watch']) expect(allows(rules, s.group, s.plural, verb), `${verb} ${s.plural}`).toBe(true);
   });
 
+  it('local: list/get GatewayClasses and patch/update GatewayClass, Gateway and HTTPRoute status', () => {
+    for (const verb of ['get', 'list']) expect(allows(rules, 'gateway.networking.k8s.io', 'gatewayclasses', verb), verb).toBe(true);
+    for (const plural of ['gatewayclasses', 'gateways', 'httproutes']) {
+      for (const verb of ['get', 'patch', 'update']) expect(allows(rules, 'gateway.networking.k8s.io', `${plural}/status`, verb), `${verb} ${plural}/status`).toBe(true);
+      expect(allows(rules, 'gateway.networking.k8s.io', plural, 'patch'), `no writes to ${plural}`).toBe(false);
+    }
+  });
+
   it('local: patch/update InferencePoolImport status, and the leader-election Lease', () => {
     const s = RESOURCE_SPECS.InferencePoolImport;
     for (const verb of ['patch', 'update']) expect(allows(rules, s.group, `${s.plural}/status`, verb)).toBe(true);
@@ -151,7 +161,33 @@ describe('optional objects', () => {
     expect(kinds({}).filter((k) => k === 'Secret')).toEqual([]);
     expect(kinds({ controller: { enabled: false } })).not.toContain('Role');
     expect(kinds({ controller: { leaderElection: { enabled: false } } })).not.toContain('RoleBinding');
-    expect(kinds({ rbac: { create: false }, serviceAccount: { create: false }, podDisruptionBudget: { enabled: false } })).toEqual(['ConfigMap', 'ConfigMap', 'Deployment', 'Service']);
+    expect(kinds({ rbac: { create: false }, serviceAccount: { create: false }, podDisruptionBudget: { enabled: false }, gatewayClass: { create: false } })).toEqual(['ConfigMap', 'ConfigMap', 'Deployment', 'Service']);
+  });
+});
+
+describe('Gateway API status', () => {
+  it('installs the GatewayClass (opt-out) whose controllerName is the one the router claims; Gateways name it', () => {
+    const r = renderChart({});
+    const cls = find(r, 'GatewayClass') as K8sObject & { spec: { controllerName: string } };
+    expect(cls.metadata.name).toBe('mcip-envoy');
+    expect(cls.spec.controllerName).toBe('mcip-router.dev/gateway-controller');
+    expect((cls.spec as { description?: string }).description?.length).toBeLessThanOrEqual(64);
+    const config = parse(routerConfigText(r)) as { controller: { gatewayStatus: Record<string, unknown> } };
+    expect(config.controller.gatewayStatus).toMatchObject({ enabled: true, controllerName: cls.spec.controllerName });
+    const renamed = renderChart({ gatewayClass: { name: 'team-gw' }, controller: { gatewayStatus: { controllerName: 'example.com/gw' } } });
+    expect((find(renamed, 'GatewayClass') as typeof cls).spec.controllerName).toBe('example.com/gw');
+    expect(renderChart({ gatewayClass: { create: false } }).objects.map((o) => o.kind)).not.toContain('GatewayClass');
+  });
+
+  it('reports the release Service as the Gateways\' address and judges listeners against its port and plain HTTP', () => {
+    const r = renderChart({ service: { port: 8000 }, controller: { gatewayStatus: { addresses: [{ type: 'Hostname', value: 'llm.example.com' }] } } });
+    const config = routerConfigSchema.parse(parse(routerConfigText(r)));
+    const svc = find(r, 'Service');
+    expect(config.controller.gatewayStatus.addressService).toEqual({ namespace: svc.metadata.namespace, name: svc.metadata.name });
+    expect(config.controller.gatewayStatus.addresses).toEqual([{ type: 'Hostname', value: 'llm.example.com' }]);
+    expect(config.gatewayListeners).toEqual({ protocols: ['HTTP'], ports: [8000] });
+    const tls = routerConfigSchema.parse(parse(routerConfigText(renderChart({ gatewayListeners: { protocols: ['HTTP', 'HTTPS'], ports: [80, 443] } }))));
+    expect(tls.gatewayListeners).toEqual({ protocols: ['HTTP', 'HTTPS'], ports: [80, 443] });
   });
 });
 

@@ -4,60 +4,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
-import { startImportController, type ImportControllerHandle } from '../../src/controller/import-controller.js';
 import type { RawControllerEntry } from '../../src/controller/import-status.js';
-import { buildSnapshot } from '../../src/snapshot/build.js';
-import type { RoutingSnapshot } from '../../src/snapshot/types.js';
-import type { KubernetesSource } from '../../src/sources/kubernetes/kubernetes-source.js';
-import type { ClusterState } from '../../src/sources/types.js';
-import { KubeEnv, exportEntry, gateway, importObj, pool, route, service, silent, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
+import { KubeEnv, exportEntry, gateway, importObj, pool, route, service, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
+import { Replica } from './controller-replica.js';
 
 const ME = 'mcip-router.dev/import-controller';
 const EXPORTER = exportEntry('example.com/export-controller', ['cluster-a']);
-
-class Replica {
-  state: ClusterState | undefined;
-  snapshot: RoutingSnapshot | undefined;
-  controller: ImportControllerHandle | undefined;
-  private readonly listeners = new Set<() => void>();
-  private version = 0;
-  private readonly source: KubernetesSource;
-
-  constructor(
-    env: KubeEnv,
-    private readonly config: RouterConfig,
-  ) {
-    this.source = env.source();
-  }
-
-  async start(): Promise<this> {
-    await this.source.start({
-      onState: (s) => {
-        this.state = s;
-        this.snapshot = buildSnapshot({ config: this.config, clusters: [s], version: ++this.version }).snapshot;
-        for (const l of this.listeners) l();
-      },
-      onError: () => undefined,
-    });
-    this.controller = await startImportController({
-      config: this.config,
-      kubeConfig: this.source.kubeConfig!,
-      logger: silent,
-      getSnapshot: () => this.snapshot,
-      getLocalState: () => this.state,
-      onSnapshot: (l) => {
-        this.listeners.add(l);
-        return () => this.listeners.delete(l);
-      },
-    });
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    await this.controller?.stop();
-    await this.source.stop();
-  }
-}
 
 function config(env: KubeEnv, identity: string): RouterConfig {
   return routerConfigSchema.parse({

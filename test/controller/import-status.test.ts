@@ -30,6 +30,7 @@ function route(name: string, parents: string[], backends: BackendGroup[]): Route
     route: { namespace: 'default', name },
     hostnames: [],
     parents,
+    attachments: parents.map((gateway) => ({ parentRefIndex: 0, gateway, listeners: [] })),
     rules: [{ route: { namespace: 'default', name }, index: 0, backends, totalWeight: backends.length, matches: [] }],
   };
 }

@@ -75,6 +75,8 @@ function parse(s: ApiState, url: URL): Target {
   }
   const def = RESOURCES.find((r) => r.group === group && r.version === version && r.plural === rest[0]);
   if (!def || s.uninstalled.has(def.plural) || rest.length > 3) throw new ApiError(404, 'NotFound', NOT_FOUND);
+  // A cluster-scoped resource has no namespaced path.
+  if (!def.namespaced && namespace !== undefined) throw new ApiError(404, 'NotFound', NOT_FOUND);
   const subresource = rest[2];
   if (subresource !== undefined && !(subresource === 'status' && def.status)) throw new ApiError(404, 'NotFound', NOT_FOUND);
   return { def, namespace, name: rest[1], subresource };

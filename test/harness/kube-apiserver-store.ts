@@ -30,6 +30,7 @@ export const RESOURCES: readonly ResourceDef[] = [
   },
   { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes', kind: 'HTTPRoute', namespaced: true, status: true },
   { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways', kind: 'Gateway', namespaced: true, status: true },
+  { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gatewayclasses', kind: 'GatewayClass', namespaced: false, status: true },
   { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true, status: true },
   { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true, status: false },
 ];
@@ -123,6 +124,7 @@ export class KubeStore {
     const m = o.metadata;
     if (typeof m.name !== 'string' || m.name === '') throw new ApiError(422, 'Invalid', 'metadata.name: Required value');
     if (def.namespaced && typeof m.namespace !== 'string') m.namespace = 'default';
+    if (!def.namespaced) delete m.namespace;
     const namespace = String(m.namespace ?? '');
     const store = this.bucket(def.plural);
     if (store.has(keyOf(namespace, m.name))) {

@@ -177,4 +177,29 @@ describe('hang()', () => {
     expect(await listing).toBe('dropped');
     expect(server.heldCount).toBe(0);
   });
+
+  it('Gateway API /status: PATCH changes status only, a stale resourceVersion is 409; GatewayClasses are cluster-scoped', async () => {
+    const gw = server.create('gateways', { metadata: { name: 'gw', namespace: 'infra' }, spec: { gatewayClassName: 'c', listeners: [] } });
+    const path = '/apis/gateway.networking.k8s.io/v1/namespaces/infra/gateways/gw/status';
+    const patched = await call('PATCH', path, { metadata: { resourceVersion: gw.metadata.resourceVersion }, spec: { gatewayClassName: 'other' }, status: { addresses: [{ value: '10.0.0.1' }] } }, 'application/merge-patch+json');
+    expect(patched.status).toBe(200);
+    expect(patched.body.spec.gatewayClassName).toBe('c');
+    expect(patched.body.status.addresses).toEqual([{ value: '10.0.0.1' }]);
+    expect(patched.body.metadata.generation).toBe(1);
+    const stale = await call('PATCH', path, { metadata: { resourceVersion: gw.metadata.resourceVersion }, status: {} }, 'application/merge-patch+json');
+    expect(stale.status).toBe(409);
+    const routes = '/apis/gateway.networking.k8s.io/v1/namespaces/default/httproutes';
+    server.create('httproutes', { metadata: { name: 'r', namespace: 'default' }, spec: { parentRefs: [] } });
+    const put = await call('PUT', `${routes}/r/status`, { metadata: { name: 'r' }, spec: { parentRefs: [{ name: 'x' }] }, status: { parents: [] } });
+    expect(put.body.spec.parentRefs).toEqual([]);
+    expect(put.body.status.parents).toEqual([]);
+
+    server.create('gatewayclasses', { metadata: { name: 'mcip' }, spec: { controllerName: 'example.com/gw' } });
+    const classes = await call('GET', '/apis/gateway.networking.k8s.io/v1/gatewayclasses');
+    expect(classes.body.items.map((c: Record<string, any>) => [c.metadata.name, c.metadata.namespace])).toEqual([['mcip', undefined]]);
+    expect((await call('GET', '/apis/gateway.networking.k8s.io/v1/namespaces/default/gatewayclasses/mcip')).status).toBe(404);
+    const cls = await call('PATCH', '/apis/gateway.networking.k8s.io/v1/gatewayclasses/mcip/status', { status: { conditions: [{ type: 'Accepted', status: 'True' }] } }, 'application/merge-patch+json');
+    expect(cls.body.status.conditions[0].type).toBe('Accepted');
+    expect(cls.body.spec.controllerName).toBe('example.com/gw');
+  });
 });

@@ -37,6 +37,7 @@ describe('Gateway', () => {
         { name: 'http', protocol: 'HTTP', port: 80, allowedRoutes: { namespaces: { from: 'Same' } } },
         { name: 'https', protocol: 'HTTPS', port: 443, hostname: '*.model.com', allowedRoutes: { namespaces: { from: 'All' } } },
       ],
+      addresses: [],
     });
     expect(gw.status.addresses).toEqual([
       { type: 'IPAddress', value: '10.0.0.7' },
@@ -66,5 +67,29 @@ describe('Gateway', () => {
     const text = GATEWAY.replace('gateway.networking.k8s.io/v1', 'networking.istio.io/v1beta1');
     expect(decodeOk(GATEWAY, 'Gateway')).toBeDefined();
     expect(() => decodeOk(text, 'Gateway')).toThrow(/ignored/);
+  });
+});
+
+describe('Gateway listener kinds and tls', () => {
+  it('decodes allowedRoutes.kinds (group defaults to Gateway API) and tls.mode (default Terminate); both absent when not set', () => {
+    const yaml = GATEWAY.replace('          from: All\n', '          from: All\n        kinds:\n          - kind: HTTPRoute\n          - group: example.com\n            kind: Other\n      tls:\n        certificateRefs: [{ name: cert }]\n');
+    const gw = decodeOk(yaml, 'Gateway');
+    expect(gw.spec.listeners[1]?.allowedRoutes.kinds).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' },
+      { group: 'example.com', kind: 'Other' },
+    ]);
+    expect(gw.spec.listeners[1]?.tls).toEqual({ mode: 'Terminate' });
+    expect(gw.spec.listeners[0]).not.toHaveProperty('tls');
+    expect(gw.spec.listeners[0]?.allowedRoutes).not.toHaveProperty('kinds');
+  });
+
+  it('decodes spec.addresses (type default IPAddress; the value may be left to the implementation)', () => {
+    const yaml = GATEWAY.replace('  gatewayClassName: example\n', '  gatewayClassName: example\n  addresses:\n    - value: 192.0.2.1\n    - type: Hostname\n')
+    expect(decodeOk(yaml, 'Gateway').spec.addresses).toEqual([{ type: 'IPAddress', value: '192.0.2.1' }, { type: 'Hostname' }]);
+  });
+
+  it('a route kind without kind is an error at its path', () => {
+    const yaml = GATEWAY.replace('          from: All\n', '          from: All\n        kinds:\n          - group: x\n');
+    expectOneError(yaml, 'Gateway infra/inf-gw', 'spec.listeners[1].allowedRoutes.kinds[0].kind', /required/);
   });
 });

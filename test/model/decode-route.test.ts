@@ -218,3 +218,31 @@ spec:
     ]);
   });
 });
+
+describe('HTTPRoute status.parents', () => {
+  const STATUS = `status:
+  parents:
+    - parentRef: { name: inf-gw, sectionName: http }
+      controllerName: example.com/other
+      conditions:
+        - { type: Accepted, status: "True", reason: Accepted, message: ok, observedGeneration: 3, lastTransitionTime: "2025-01-01T00:00:00Z" }
+`;
+
+  it('reads the entries (parentRef defaults applied) so the status writer can see its own and others', () => {
+    const r = decodeOk(`${ROUTE}${STATUS}`, 'HTTPRoute');
+    expect(r.status.parents).toEqual([
+      {
+        parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'inf-gw', sectionName: 'http' },
+        controllerName: 'example.com/other',
+        conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: 'ok', observedGeneration: 3, lastTransitionTime: '2025-01-01T00:00:00Z' }],
+      },
+    ]);
+    expect(decodeOk(ROUTE, 'HTTPRoute').status.parents).toEqual([]);
+  });
+
+  it('a status that does not read as entries leaves the route valid and its status unknown', () => {
+    const r = decodeOk(`${ROUTE}${STATUS.replace('status: "True"', 'status: Maybe')}`, 'HTTPRoute');
+    expect(r.status).toEqual({});
+    expect(r.spec.rules).toHaveLength(2);
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/model/types.js';
+import { routerConfigSchema } from '../../src/config/schema.js';
 import type { Diagnostic } from '../../src/snapshot/types.js';
 import { build, config, gateway, listener, LOCAL, localPool, parentRef, poolRef, route, rule, servedGateway } from './fixtures.js';
 
@@ -175,4 +176,72 @@ describe('route attachment', () => {
     expect(any[0]!.hostnames).toEqual([]);
     expect(any[0]!.parents).toEqual(['example/inf-gw', 'example/gw2']);
   });
+
+  it('records per parentRef the listeners a route attached to (sectionName, hostname) for listener status', () => {
+    const all = { namespaces: { from: 'All' as const } };
+    const gw = servedGateway([listener('a', { hostname: 'a.com', allowedRoutes: all }), listener('b', { hostname: 'b.com', allowedRoutes: all })]);
+    const { routes } = attached([
+      gw,
+      r('both'),
+      r('only-b', { hostnames: ['b.com'] }),
+      r('two-refs', { parentRefs: [parentRef('inf-gw', { sectionName: 'a' }), parentRef('other'), parentRef('inf-gw', { sectionName: 'b' })] }),
+    ]);
+    const by = Object.fromEntries(routes.map((x) => [x.route.name, x.attachments]));
+    expect(by.both).toEqual([{ parentRefIndex: 0, gateway: 'example/inf-gw', listeners: ['a', 'b'] }]);
+    expect(by['only-b']).toEqual([{ parentRefIndex: 0, gateway: 'example/inf-gw', listeners: ['b'] }]);
+    expect(by['two-refs']).toEqual([
+      { parentRefIndex: 0, gateway: 'example/inf-gw', listeners: ['a'] },
+      { parentRefIndex: 2, gateway: 'example/inf-gw', listeners: ['b'] },
+    ]);
+  });
+
+  it('a failed attachment names the route condition it turns False (Accepted, per parentRef) with the upstream reason', () => {
+    const gw = servedGateway([listener('http', { hostname: 'a.com', allowedRoutes: { namespaces: { from: 'All' } } })]);
+    const { diagnostics } = attached([
+      gw,
+      r('bad', { hostnames: ['b.com'], parentRefs: [parentRef('other'), parentRef('inf-gw')] }),
+      r('nosection', { parentRefs: [parentRef('inf-gw', { sectionName: 'x' })] }),
+    ]);
+    const route = (name: string) => diagnostics.find((d) => d.subject === `cluster-a: HTTPRoute example/${name}`);
+    expect(route('bad')?.reason).toBe('NoMatchingListenerHostname');
+    expect(route('bad')?.status).toEqual({ kind: 'HTTPRoute', namespace: 'example', name: 'bad', condition: 'Accepted', parentRefIndex: 1 });
+    expect(route('nosection')?.status).toEqual({ kind: 'HTTPRoute', namespace: 'example', name: 'nosection', condition: 'Accepted', parentRefIndex: 0 });
+  });
+
+  it('a listener whose allowedRoutes.kinds leaves out HTTPRoute takes no route (NotAllowedByListeners, InvalidRouteKinds on the listener)', () => {
+    const kinds = [{ group: 'gateway.networking.k8s.io', kind: 'GRPCRoute' }];
+    const gw = servedGateway([listener('grpc', { allowedRoutes: { namespaces: { from: 'All' }, kinds } })]);
+    const { routes, diagnostics } = attached([gw, r('a')]);
+    expect(routes).toEqual([]);
+    expect(diagnostics.find((d) => d.subject.endsWith('HTTPRoute example/a'))?.reason).toBe('NotAllowedByListeners');
+    const l = diagnostics.find((d) => d.reason === 'InvalidRouteKinds');
+    expect(l?.status).toEqual({ kind: 'Gateway', namespace: 'example', name: 'inf-gw', condition: 'ResolvedRefs', listener: 'grpc' });
+    expect(l?.message).toContain('GRPCRoute');
+  });
+
+  it('reports listeners the Envoy does not serve (HTTPS it cannot terminate, another port) without refusing their routes', () => {
+    const all = { namespaces: { from: 'All' as const } };
+    const gw = servedGateway([listener('http', { port: 80, allowedRoutes: all }), listener('https', { protocol: 'HTTPS', port: 443, allowedRoutes: all })]);
+    const ports = routerConfigSchema.parse({ ...cfgInput(), gatewayListeners: { ports: [8080] } });
+    const { snapshot, diagnostics } = build(ports, { [LOCAL]: [...backend, gw, r('a')] });
+    expect(snapshot.routes.map((x) => x.attachments[0]?.listeners)).toEqual([['http', 'https']]);
+    const gwDiag = diagnostics.filter((d) => d.subject === 'cluster-a: Gateway example/inf-gw');
+    expect(gwDiag.map((d) => [d.path, d.reason, d.status?.listener, d.status?.condition])).toEqual([
+      ['spec.listeners[0]', 'PortUnavailable', 'http', 'Accepted'],
+      ['spec.listeners[1]', 'UnsupportedProtocol', 'https', 'Accepted'],
+    ]);
+    expect(gwDiag[1]!.message).toContain('does not terminate TLS');
+    // Without a port list only the protocol is judged; HTTPS is served once the config says the Envoy terminates TLS.
+    const tls = routerConfigSchema.parse({ ...cfgInput(), gatewayListeners: { protocols: ['HTTP', 'HTTPS'] } });
+    const ok = build(tls, { [LOCAL]: [...backend, gw, r('a')] }).diagnostics.filter((d) => d.subject === 'cluster-a: Gateway example/inf-gw');
+    expect(ok).toEqual([]);
+  });
 });
+
+function cfgInput(): Record<string, unknown> {
+  return {
+    clusterName: LOCAL,
+    gateways: [{ namespace: 'example', name: 'inf-gw' }],
+    clusters: [{ name: LOCAL, manifests: { paths: ['a/'] } }, { name: 'cluster-b', manifests: { paths: ['b/'] } }],
+  };
+}

@@ -92,5 +92,7 @@ describe('snapshotToJson', () => {
     expect(round.routes[0].rules[0].backends[1].excluded[0].reason).toBe('UnknownCluster');
     expect(round).not.toHaveProperty('table');
     expect(round.version).toBe(7);
+    // Which parentRef attached to which listeners (what listener attachedRoutes counts).
+    expect(round.routes[0].attachments).toEqual([{ parentRefIndex: 0, gateway: 'example/inf-gw', listeners: ['http'] }]);
   });
 });

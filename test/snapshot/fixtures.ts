@@ -22,6 +22,7 @@ import {
   type KubeObject,
   type ObjectMeta,
   type ParentReference,
+  type ParentStatus,
   type PathMatchType,
   type Service,
   type UnsupportedField,
@@ -122,7 +123,7 @@ export function gateway(name: string, o: { ns?: string; listeners?: GatewayListe
     kind: 'Gateway',
     apiVersion: `${GROUP_GATEWAY}/v1`,
     metadata: meta(name, o.ns),
-    spec: { gatewayClassName: 'test', listeners: o.listeners ?? [listener('http')] },
+    spec: { gatewayClassName: 'test', listeners: o.listeners ?? [listener('http')], addresses: [] },
     status: { addresses: (o.addresses ?? []).map((a) => (typeof a === 'string' ? { type: 'IPAddress', value: a } : a)) },
   };
 }
@@ -171,6 +172,8 @@ export interface RouteOpts {
   parentRefs?: ParentReference[];
   hostnames?: string[];
   created?: string;
+  /** status.parents[] as the decoder would read it. */
+  statusParents?: ParentStatus[];
 }
 
 export function route(name: string, rules: HTTPRouteRule[], o: RouteOpts = {}): HTTPRoute {
@@ -179,6 +182,7 @@ export function route(name: string, rules: HTTPRouteRule[], o: RouteOpts = {}): 
     apiVersion: `${GROUP_GATEWAY}/v1`,
     metadata: meta(name, o.ns, o.created !== undefined ? { creationTimestamp: o.created } : {}),
     spec: { parentRefs: o.parentRefs ?? [parentRef('inf-gw')], hostnames: o.hostnames ?? [], rules },
+    status: o.statusParents !== undefined ? { parents: o.statusParents } : {},
   };
 }
 

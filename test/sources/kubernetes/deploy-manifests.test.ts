@@ -117,7 +117,7 @@ describe('deploy/crds/inferencepoolimports.yaml', () => {
     const [plan] = planImportStatuses({
       controllerName: 'mcip-router.dev/import-controller',
       imports: [{ kind: 'InferencePoolImport', apiVersion: 'x', metadata: { name: 'llm', namespace: 'default', generation: 2, labels: {}, annotations: {} }, status: { controllers: [] } }],
-      routes: [{ route: { namespace: 'default', name: 'r' }, hostnames: [], parents: ['default/gw'], rules: [{ route: { namespace: 'default', name: 'r' }, index: 0, backends: [{ ref: { group: spec.group, kind: 'InferencePoolImport', namespace: 'default', name: 'llm' }, weight: 1, candidates: [], excluded: [{ subject: 's', reason: 'ServiceNotFound', message: 'm' }] }], totalWeight: 1, matches: [] }] }],
+      routes: [{ route: { namespace: 'default', name: 'r' }, hostnames: [], parents: ['default/gw'], attachments: [{ parentRefIndex: 0, gateway: 'default/gw', listeners: [] }], rules: [{ route: { namespace: 'default', name: 'r' }, index: 0, backends: [{ ref: { group: spec.group, kind: 'InferencePoolImport', namespace: 'default', name: 'llm' }, weight: 1, candidates: [], excluded: [{ subject: 's', reason: 'ServiceNotFound', message: 'm' }] }], totalWeight: 1, matches: [] }] }],
       now: '2025-01-01T00:00:00Z',
     });
     const status = { controllers: [{ name: 'example.com/export', exportingClusters: [{ name: 'cluster-b' }] }, plan?.desired] };
@@ -168,7 +168,7 @@ describe('deploy/rbac', () => {
     expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: sa?.metadata.name, namespace: sa?.metadata.namespace }]);
   });
 
-  it('local: read the five kinds, write import status, leases in a Role', () => {
+  it('local: read the five kinds, write import and Gateway API status, leases in a Role', () => {
     const docs = load('deploy/rbac/local.yaml');
     docs.forEach(expectObject);
     checkBindings(docs);
@@ -180,6 +180,11 @@ describe('deploy/rbac', () => {
     }
     // ImportStatusWriter: GET + merge-PATCH on /status (update allowed for PUT).
     for (const verb of ['get', 'patch', 'update']) expect(grants(cluster, RESOURCE_SPECS.InferencePoolImport.group, 'inferencepoolimports/status', verb)).toBe(true);
+    // GatewayStatusWriter: list/get GatewayClasses, GET + merge-PATCH on the Gateway API kinds' /status.
+    for (const verb of ['get', 'list']) expect(grants(cluster, 'gateway.networking.k8s.io', 'gatewayclasses', verb)).toBe(true);
+    for (const plural of ['gatewayclasses', 'gateways', 'httproutes']) {
+      for (const verb of ['get', 'patch', 'update']) expect(grants(cluster, 'gateway.networking.k8s.io', `${plural}/status`, verb), `${verb} ${plural}/status`).toBe(true);
+    }
     expect(cluster.some((r) => r.resources.includes('leases'))).toBe(false);
     const role = docs.find((d) => d.kind === 'Role');
     const leaseRules = role?.rules as Rule[];
