@@ -147,7 +147,8 @@ describe('HTTPRoute status.parents plan', () => {
     expect(by).toEqual({
       host: ['Accepted=False/NoMatchingListenerHostname', 'ResolvedRefs=True/ResolvedRefs'],
       section: ['Accepted=False/NoMatchingParent', 'ResolvedRefs=True/ResolvedRefs'],
-      ns: ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs'],
+      // Attached, so its backendRef is expanded: the pool it names does not exist in namespace team.
+      ns: ['Accepted=True/Accepted', 'ResolvedRefs=False/BackendNotFound'],
     });
     expect(p.gateways[0]!.status.listeners[0]!.attachedRoutes).toBe(1);
     const sameOnly = plan([gw([listener('http')]), r('ns', { ns: 'team', parentRefs: [parentRef('inf-gw', { namespace: 'example' })] })]);

@@ -202,9 +202,11 @@ describe('route attachment', () => {
       r('bad', { hostnames: ['b.com'], parentRefs: [parentRef('other'), parentRef('inf-gw')] }),
       r('nosection', { parentRefs: [parentRef('inf-gw', { sectionName: 'x' })] }),
     ]);
-    const route = (name: string) => diagnostics.find((d) => d.subject === `cluster-a: HTTPRoute example/${name}`);
-    expect(route('bad')?.reason).toBe('NoMatchingListenerHostname');
-    expect(route('bad')?.status).toEqual({ kind: 'HTTPRoute', namespace: 'example', name: 'bad', condition: 'Accepted', parentRefIndex: 1 });
+    const route = (name: string, i = 0) => diagnostics.find((d) => d.subject === `cluster-a: HTTPRoute example/${name}` && d.path === `spec.parentRefs[${i}]`);
+    // parentRefs[0] names a Gateway that exists nowhere: NoMatchingParent on that parentRef.
+    expect(route('bad', 0)?.reason).toBe('NoMatchingParent');
+    expect(route('bad', 1)?.reason).toBe('NoMatchingListenerHostname');
+    expect(route('bad', 1)?.status).toEqual({ kind: 'HTTPRoute', namespace: 'example', name: 'bad', condition: 'Accepted', parentRefIndex: 1 });
     expect(route('nosection')?.status).toEqual({ kind: 'HTTPRoute', namespace: 'example', name: 'nosection', condition: 'Accepted', parentRefIndex: 0 });
   });
 
