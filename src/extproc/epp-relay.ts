@@ -10,7 +10,7 @@ import { readEppAnswer, type RelayableAnswer } from '../protocol/epp-answer.js';
 import { parentHeadersResponse } from '../protocol/responses.js';
 import type { FailureReason } from '../signals/types.js';
 import type { RelayContext } from './deps.js';
-import { EppAttempt, type AttemptOwner, type EppCandidate } from './epp-attempt.js';
+import { describeFailure, EppAttempt, type AttemptOwner, type EppCandidate } from './epp-attempt.js';
 import type { EnvoyWriter, Flow } from './envoy-writer.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { FailoverPlan } from './failover-plan.js';
@@ -162,6 +162,7 @@ export class EppRelay implements Processor, AttemptOwner {
       default:
         break;
     }
+    this.envoy.trace?.attemptEnded('answered');
     this.ctx.outcomes.reportSuccess(c.id);
     const silence = new SilenceWatch(
       this.ctx.eppStallTimeoutMs,
@@ -186,11 +187,13 @@ export class EppRelay implements Processor, AttemptOwner {
   private failedBeforeCommit(p: Attempting, reason: FailureReason, err: unknown, retryAfter?: string): void {
     const c = p.attempt.candidate;
     this.ctx.outcomes.reportFailure(c.id, reason);
+    this.envoy.trace?.attemptEnded(reason, describeFailure(err));
     this.plan.failed(c, reason, err, retryAfter);
     const next = this.plan.next(p.replay !== undefined);
     if (next === undefined) return this.allFailed();
     this.ctx.observer.failover(c.cluster, next.cluster, reason);
     this.ctx.observer.pickedFor('failover');
+    this.envoy.trace?.failover(c, next, reason);
     this.envoy.routed(next);
     if (next.via === 'parent') {
       this.envoy.decided('parent');
@@ -209,6 +212,7 @@ export class EppRelay implements Processor, AttemptOwner {
       return;
     }
     this.ctx.observer.pickedFor('fail-open');
+    this.envoy.trace?.failOpen(this.picked.primary);
     this.envoy.routed(this.picked.primary);
     this.envoy.decided('fail_open');
     this.routerTakesOver(answer.response);
@@ -248,6 +252,7 @@ export class EppRelay implements Processor, AttemptOwner {
   }
 
   private attemptOn(candidate: EppCandidate, replay: readonly Buffer[]): EppAttempt {
+    this.envoy.trace?.attemptStarted(candidate);
     const a = new EppAttempt(this.envoy, candidate, this.ctx, this, replay);
     const waits = this.writer.waits;
     if (waits.inputEnded) a.endInput();

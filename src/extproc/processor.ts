@@ -9,12 +9,14 @@ import type { EppRequestHeaders } from './epp-client.js';
 import type { Candidate } from '../snapshot/types.js';
 import type { EnvoyWriter } from './envoy-writer.js';
 import type { RouterError } from './errors.js';
-import type { StreamOutcome } from './observer.js';
+import type { StreamOutcome, StreamTrace } from './observer.js';
 
 /** What a processor may do to Envoy's stream. */
 export interface EnvoySide {
   /** Every message to Envoy goes through it. */
   readonly writer: EnvoyWriter;
+  /** The stream's trace, when it is traced: processors report attempts, failovers and FailOpen to it. */
+  readonly trace?: StreamTrace;
   /** The headers an EPP call carries: Envoy's request metadata without transport and gRPC-reserved keys (built once). */
   forwardedHeaders(): EppRequestHeaders;
   /** Holds Envoy's input (balanced with resume(): several holders may hold it at once). */

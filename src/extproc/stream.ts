@@ -23,7 +23,7 @@ import { EnvoyWriter, type EnvoyCall } from './envoy-writer.js';
 import { EppRelay } from './epp-relay.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { candidateLabels, routeLabel } from './labels.js';
-import type { StreamOutcome } from './observer.js';
+import type { StreamInfo, StreamOutcome, StreamTrace } from './observer.js';
 import type { EnvoySide, Processor } from './processor.js';
 import { RouterAnswers } from './router-answers.js';
 
@@ -49,6 +49,8 @@ export class ExtProcStream implements EnvoySide {
   private decidedOutcome: StreamOutcome | undefined;
   private readonly order = new EnvoyOrder();
   private forwarded: EppRequestHeaders | undefined;
+  /** Opened at the first message when tracing is on and the stream is sampled. */
+  trace: StreamTrace | undefined;
   /** Runs until the first message (extProc.firstMessageTimeoutMs). */
   private firstTimer: NodeJS.Timeout | undefined;
 
@@ -183,6 +185,7 @@ export class ExtProcStream implements EnvoySide {
     const deps = this.deps;
     const ctx = relayContext(deps);
     this.writer.open(req.protocol_config, ctx.held);
+    if (deps.tracer !== undefined) this.trace = deps.tracer.open(req.request_headers?.headers?.headers ?? []);
     // Request headers are not sent to the router: nothing to route on.
     if (m.case !== 'request_headers') return new RouterAnswers(this, 'passthrough');
     const snapshot = deps.snapshot();
@@ -220,6 +223,7 @@ export class ExtProcStream implements EnvoySide {
       }
     }
     deps.observer.pickedFor(result.reason);
+    this.trace?.picked(this.route, result);
     const candidate = result.primary;
     this.routed(candidate);
     if (candidate.via === 'parent') return new RouterAnswers(this, 'parent', parentHeadersResponse(candidate.parent.address));
@@ -237,13 +241,9 @@ export class ExtProcStream implements EnvoySide {
     if (phase.t === 'active') phase.processor.dispose();
     this.writer.close();
     const durationSeconds = (performance.now() - this.startedAt) / 1000;
-    this.deps.observer.streamFinished({
-      route: this.route,
-      pool: this.pool,
-      cluster: this.cluster,
-      outcome,
-      durationSeconds,
-    });
+    const info: StreamInfo = { route: this.route, pool: this.pool, cluster: this.cluster, outcome, durationSeconds };
+    this.deps.observer.streamFinished(info);
+    this.trace?.finished(info);
     const log = this.deps.logger;
     if (log.isLevelEnabled('debug')) {
       log.debug(

@@ -8,6 +8,7 @@ import type { ImportControllerHandle } from '../controller/index.js';
 import type { ExportControllerHandle } from '../controller/export-controller.js';
 import { kubernetesModuleFor } from '../sources/create-source.js';
 import type { Logger } from '../log.js';
+import { packageVersion } from '../cli/version.js';
 import { RouterMetrics } from '../admin/metrics.js';
 import { debugPlacement, json, startAdminServer, type AdminHandler, type AdminServer } from '../admin/server.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
@@ -21,6 +22,7 @@ import { explainPickQuery } from '../picker/explain.js';
 import { SignalStore } from '../signals/index.js';
 import { snapshotToJson } from '../snapshot/describe.js';
 import type { EppTarget } from '../snapshot/types.js';
+import { startTracing } from '../telemetry/tracing.js';
 import { SnapshotStore } from './snapshot-store.js';
 import { startSources } from './load-sources.js';
 
@@ -120,6 +122,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   };
   store.onSnapshot(retainEpps);
 
+  const tracing = await startTracing(config.tracing, logger, { version: packageVersion() });
   const extProc = createExtProcServer({
     snapshot: () => store.snapshot(),
     settings: config.extProc,
@@ -133,6 +136,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     picker: config.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
     answerRules,
+    ...(tracing ? { tracer: tracing.tracer } : {}),
   });
   let draining = false;
   let admin: AdminServer | undefined;
@@ -194,6 +198,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     eppClients.close();
     await sources.stop();
     store.stop();
+    await tracing?.shutdown();
     throw err;
   }
   logger.info(
@@ -227,6 +232,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       await adminServer.close();
       await debugServer?.close();
       credentialFiles.close();
+      await tracing?.shutdown();
       logger.info('mcip-router stopped');
     })();
     return shuttingDown;
