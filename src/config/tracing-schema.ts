@@ -21,7 +21,7 @@ export const tracingSchema = z
      * appended) or http://otel-collector.observability:4317 (grpc). Absent: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
      * or OTEL_EXPORTER_OTLP_ENDPOINT; with neither, tracing is off.
      */
-    endpoint: z.url({ protocol: /^https?$/ }).optional(),
+    endpoint: z.string().regex(/^https?:\/\/[^\s/]+/, 'must be an http:// or https:// URL').optional(),
     /** OTLP transport (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL / OTEL_EXPORTER_OTLP_PROTOCOL take precedence). */
     protocol: z.enum(['http/protobuf', 'grpc']).default('http/protobuf'),
     /** Which streams are traced (OTEL_TRACES_SAMPLER takes precedence). */

@@ -252,7 +252,7 @@ export class EppRelay implements Processor, AttemptOwner {
   }
 
   private attemptOn(candidate: EppCandidate, replay: readonly Buffer[]): EppAttempt {
-    this.envoy.trace?.attemptStarted(candidate);
+    this.envoy.attemptStarted?.(candidate);
     const a = new EppAttempt(this.envoy, candidate, this.ctx, this, replay);
     const waits = this.writer.waits;
     if (waits.inputEnded) a.endInput();

@@ -28,6 +28,8 @@ export interface EnvoySide {
    * The first call wins unless `replace` (the router finished a stream an EPP abandoned).
    */
   decided(outcome: StreamOutcome, replace?: boolean): void;
+  /** An EPP attempt on `candidate` starts: the stream counts it (and traces it). */
+  attemptStarted?(candidate: Candidate): void;
   /** The candidate now serving the request (failover): the stream reports its pool and cluster. */
   routed(candidate: Candidate): void;
   /** Ends Envoy's stream with OK (Envoy continues without a processor) and closes the stream. */

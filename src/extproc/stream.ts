@@ -12,6 +12,7 @@ import { pickWith } from '../picker/pick.js';
 import { decodeRequest } from '../protocol/codec.js';
 import { readEnvoyMessage, type EnvoyMessage } from '../protocol/envoy-message.js';
 import { parentHeadersResponse } from '../protocol/responses.js';
+import type { RouterDecision } from '../protocol/router-metadata.js';
 import { EMPTY_SIGNAL_VIEW } from '../signals/types.js';
 import { matchRequest } from '../snapshot/match.js';
 import type { Candidate } from '../snapshot/types.js';
@@ -46,6 +47,8 @@ export class ExtProcStream implements EnvoySide {
   private route: string | undefined;
   private pool: string | undefined;
   private cluster: string | undefined;
+  private via: Candidate['via'] | undefined;
+  private attempts = 0;
   private decidedOutcome: StreamOutcome | undefined;
   private readonly order = new EnvoyOrder();
   private forwarded: EppRequestHeaders | undefined;
@@ -61,7 +64,7 @@ export class ExtProcStream implements EnvoySide {
     private readonly onClosed: (stream: ExtProcStream) => void,
     firstMessageTimeoutMs?: number,
   ) {
-    this.writer = new EnvoyWriter(call);
+    this.writer = new EnvoyWriter(call, this.decision);
     deps.observer.streamStarted();
     if (firstMessageTimeoutMs !== undefined) {
       this.firstTimer = setTimeout(() => {
@@ -103,6 +106,12 @@ export class ExtProcStream implements EnvoySide {
     const labels = candidateLabels(candidate);
     this.pool = labels.pool;
     this.cluster = labels.cluster;
+    this.via = candidate.via;
+  }
+
+  attemptStarted(candidate: Candidate): void {
+    this.attempts += 1;
+    this.trace?.attemptStarted(candidate);
   }
 
   finish(outcome: StreamOutcome): void {
@@ -116,6 +125,20 @@ export class ExtProcStream implements EnvoySide {
     this.close(err.outcome, err);
     this.writer.endWith(err);
   }
+
+  /** The decision the answer to Envoy's request headers carries (served-by dynamic metadata). */
+  private readonly decision = (error?: StreamOutcome): RouterDecision | undefined => {
+    if (this.route === undefined && error === undefined) return undefined;
+    const outcome = this.decidedOutcome ?? error ?? (this.via === 'parent' ? 'parent' : 'relayed');
+    return {
+      cluster: this.cluster,
+      pool: this.pool,
+      route: this.route,
+      mode: this.via === undefined ? undefined : this.via === 'parent' ? 'Parent' : 'Endpoint',
+      attempts: this.attempts,
+      outcome: servedOutcome(outcome, this.attempts),
+    };
+  };
 
   // ---- Envoy's events ---------------------------------------------------------------
 
@@ -258,5 +281,17 @@ export class ExtProcStream implements EnvoySide {
     if (this.firstTimer === undefined) return;
     clearTimeout(this.firstTimer);
     this.firstTimer = undefined;
+  }
+}
+
+/** The served-by outcome of a stream outcome: how the request reached its destination, or why it did not. */
+function servedOutcome(outcome: StreamOutcome, attempts: number): string {
+  switch (outcome) {
+    case 'relayed':
+      return attempts > 1 ? 'failed_over' : 'routed';
+    case 'fail_open':
+      return 'fell_open';
+    default:
+      return outcome;
   }
 }
