@@ -1,6 +1,6 @@
 # mcip-router image: `node dist/src/main.js`, configured with --config FILE (the Helm chart
 # mounts /etc/mcip-router/router.yaml). Build from the repository root:
-#   docker build -t mcip-router:$(node -p 'require("./package.json").version') .
+#   docker build -t mcip-router:$(node -p 'require("./package.json").version') --build-arg REVISION=$(git rev-parse --short HEAD) .
 
 # Build: install everything from the lockfile, compile, then drop the dev dependencies.
 FROM node:26-slim AS build
@@ -19,6 +19,9 @@ ENV NODE_ENV=production
 # Node 26 and no CPU cost measurable on the quiet benchmark (bench/README.md). The benchmark runs
 # its routers with this same line; override it with the pod's own NODE_OPTIONS.
 ENV NODE_OPTIONS="--max-semi-space-size=8"
+# The source revision, shown by --version, /debug/build, the startup log and mcip_build_info.
+ARG REVISION=unknown
+ENV MCIP_ROUTER_REVISION=$REVISION
 WORKDIR /app
 # A fixed non-root uid/gid (the chart's podSecurityContext runs as 10001:10001).
 RUN groupadd --system --gid 10001 mcip \

@@ -8,7 +8,8 @@ import type { ImportControllerHandle } from '../controller/index.js';
 import type { ExportControllerHandle } from '../controller/export-controller.js';
 import { kubernetesModuleFor } from '../sources/create-source.js';
 import type { Logger } from '../log.js';
-import { packageVersion } from '../cli/version.js';
+import { registerBuildInfo } from '../admin/build-info-metric.js';
+import { buildInfo } from '../cli/build-info.js';
 import { RouterMetrics } from '../admin/metrics.js';
 import { debugPlacement, json, startAdminServer, type AdminHandler, type AdminServer } from '../admin/server.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
@@ -54,6 +55,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   // CA / certificate / key files of EPP TLS and scrapes, re-read when they change.
   const credentialFiles = new CredentialFiles({ pollIntervalMs: config.credentials.pollIntervalMs });
   const metrics = new RouterMetrics({ defaultMetrics: options.processMetrics ?? true });
+  registerBuildInfo(metrics.registry);
   const store = new SnapshotStore(config, logger, metrics);
   // Kubernetes support (~90 MB of @kubernetes/client-node) is imported only when a member reads a Kubernetes API;
   // createObjectSource imports the same module, so instanceof below sees the same class.
@@ -122,7 +124,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   };
   store.onSnapshot(retainEpps);
 
-  const tracing = await startTracing(config.tracing, logger, { version: packageVersion() });
+  const tracing = await startTracing(config.tracing, logger, { version: buildInfo().version });
   const extProc = createExtProcServer({
     snapshot: () => store.snapshot(),
     settings: config.extProc,
@@ -146,6 +148,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     extProcAddress = await extProc.bind(config.listen.extProc);
     extProc.setServing(true);
     const debugRoutes: Record<string, AdminHandler> = {
+      '/debug/build': () => json(200, buildInfo()),
       '/debug/pick': (url) => {
         const r = explainPickQuery(store.snapshot(), url.searchParams, signals.view(), config.picker);
         return json(r.status, r.body);
@@ -209,6 +212,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       cluster: config.clusterName,
       mode: config.mode,
       transport: config.extProc.transport,
+      ...buildInfo(),
     },
     'mcip-router serving',
   );
