@@ -145,7 +145,6 @@ class OtelStreamTrace implements StreamTrace {
     const attributes: Attributes = { 'mcip.outcome': info.outcome, 'mcip.attempts': this.attempts };
     if (info.cluster !== undefined) attributes['mcip.cluster'] = info.cluster;
     if (info.pool !== undefined) attributes['mcip.pool'] = info.pool;
-    if (info.route !== undefined && this.attempts === 0) attributes['mcip.route'] = info.route;
     this.span.setAttributes(attributes);
     if (ERROR_OUTCOMES.has(info.outcome)) {
       this.span.setAttribute(ATTR_ERROR_TYPE, info.outcome);

@@ -11,6 +11,12 @@ import { startTracing, type Tracing } from '../../src/telemetry/tracing.js';
 import { startOtlpGrpcReceiver, startOtlpHttpReceiver, type OtlpReceiver, type ReceivedSpan } from '../harness/otlp-receiver.js';
 import { eventually } from '../helpers/eventually.js';
 import { blackHole, frames, jsonBody, POOL_B_ENDPOINTS, startScenario, type Scenario } from '../extproc/scenario.js';
+import { loadConfig } from '../../src/config/load.js';
+import { buildInfo } from '../../src/cli/build-info.js';
+import { createLogger } from '../../src/log.js';
+import { startRouter } from '../../src/runtime/router.js';
+import { createEnvoyStandin } from '../harness/envoy-standin.js';
+import { poolYaml, routeYaml, startEpps, writeClusterSet } from '../e2e/clusterset.js';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -253,5 +259,35 @@ describe('off', () => {
     const cfg = tracingSchema.parse({ endpoint: 'http://127.0.0.1:4318' });
     expect(await startTracing(cfg, silent, { version: '1', env: { OTEL_SDK_DISABLED: 'true' } })).toBeUndefined();
     expect(await startTracing(cfg, silent, { version: '1', env: { OTEL_TRACES_EXPORTER: 'none' } })).toBeUndefined();
+  });
+});
+
+describe('the router started from its config file', () => {
+  it('tracing.endpoint in the config: the request\'s trace gets the router\'s span, with the router\'s version', async () => {
+    receiver = await startOtlpHttpReceiver();
+    const epps = await startEpps({ llm: '10.9.0.1:8000' });
+    const set = writeClusterSet(
+      [{ name: 'west', files: { 'pools.yaml': poolYaml('llm'), 'routes.yaml': routeYaml('chat', 'chat.example', [{ kind: 'InferencePool', name: 'llm' }]) }, epps: { 'llm-epp': epps.llm!.address } }],
+      { extra: { tracing: { endpoint: receiver.url, scheduledDelayMs: 20 } } },
+    );
+    const router = await startRouter(await loadConfig(set.configFile), { logger: createLogger('silent'), processMetrics: false });
+    const envoy = createEnvoyStandin(router.extProcAddress);
+    try {
+      const tp = traceparent();
+      const r = await envoy.run({ authority: 'chat.example', path: '/v1/completions', headers: { traceparent: tp.header }, body: frames(jsonBody(512)) });
+      expect(r.destination).toBe('10.9.0.1:8000');
+      const stream = await eventually(() => {
+        const s = inTrace(receiver!.spans, tp.traceId).find((x) => x.name === SPAN_STREAM);
+        expect(s).toBeDefined();
+        return s!;
+      }, 10_000);
+      expect(stream.parentSpanId).toBe(tp.parentId);
+      expect(stream.attributes).toMatchObject({ 'mcip.route': 'default/chat', 'mcip.cluster': 'west', 'mcip.outcome': 'relayed', 'mcip.attempts': 1 });
+      expect(stream.resource['service.version']).toBe(buildInfo().version);
+    } finally {
+      envoy.close();
+      await router.shutdown();
+      await epps.llm!.stop();
+    }
   });
 });
