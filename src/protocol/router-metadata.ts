@@ -50,17 +50,35 @@ function numberValue(n: number): Buffer {
   return out;
 }
 
+/**
+ * Encoded namespace entries by decision: a decision's values come from the routing snapshot and
+ * small closed sets, so the same few are encoded again and again. Bounded: cleared when full.
+ */
+const encoded = new Map<string, Buffer>();
+const MAX_ENCODED = 4096;
+
 /** `answer` with the decision appended as dynamic_metadata in the router's namespace. */
 export function withRouterDecision(answer: Buffer, d: RouterDecision): Buffer {
+  const key = `${d.cluster ?? ''}\0${d.pool ?? ''}\0${d.route ?? ''}\0${d.mode ?? ''}\0${d.attempts}\0${d.outcome}`;
+  let ours = encoded.get(key);
+  if (ours === undefined) {
+    if (encoded.size >= MAX_ENCODED) encoded.clear();
+    ours = encodeDecision(d);
+    encoded.set(key, ours);
+  }
+  // One dynamic_metadata field: the answer's own occurrences merged (a Struct's entries concatenate), ours last.
+  const theirs = mergedLen(answer, 0, answer.length, F.DYNAMIC_METADATA);
+  if (theirs === undefined) return Buffer.concat([answer, lenField(F.DYNAMIC_METADATA, ours)]);
+  return Buffer.concat([dropField(answer, F.DYNAMIC_METADATA), lenField(F.DYNAMIC_METADATA, Buffer.concat([theirs, ours]))]);
+}
+
+/** The Struct entry `mcip.router` -> the decision. */
+function encodeDecision(d: RouterDecision): Buffer {
   const fields: Buffer[] = [];
   if (d.cluster !== undefined) fields.push(entry('cluster', stringValue(d.cluster)));
   if (d.pool !== undefined) fields.push(entry('pool', stringValue(d.pool)));
   if (d.route !== undefined) fields.push(entry('route', stringValue(d.route)));
   if (d.mode !== undefined) fields.push(entry('mode', stringValue(d.mode)));
   fields.push(entry('attempts', numberValue(d.attempts)), entry('outcome', stringValue(d.outcome)));
-  const ours = entry(NS, lenField(F.STRUCT_VALUE, Buffer.concat(fields)));
-  // One dynamic_metadata field: the answer's own occurrences merged (a Struct's entries concatenate), ours last.
-  const theirs = mergedLen(answer, 0, answer.length, F.DYNAMIC_METADATA);
-  if (theirs === undefined) return Buffer.concat([answer, lenField(F.DYNAMIC_METADATA, ours)]);
-  return Buffer.concat([dropField(answer, F.DYNAMIC_METADATA), lenField(F.DYNAMIC_METADATA, Buffer.concat([theirs, ours]))]);
+  return entry(NS, lenField(F.STRUCT_VALUE, Buffer.concat(fields)));
 }
