@@ -134,6 +134,7 @@ export class EppRelay implements Processor, AttemptOwner {
     if ((p.t !== 'attempting' && p.t !== 'committed') || p.attempt !== a) return;
     if (p.t === 'attempting') return this.failedBeforeCommit(p, reason, err);
     this.ctx.outcomes.reportFailure(a.candidate.id, reason);
+    this.envoy.trace?.attemptEnded(reason, describeFailure(err));
     if (this.writer.waits.immediate) this.end('epp_immediate');
     else this.finishForEpp();
   }

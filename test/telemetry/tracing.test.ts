@@ -188,6 +188,29 @@ describe('tracing over OTLP', () => {
   });
 });
 
+describe('an EPP that fails after its answer', () => {
+  it('its attempt span ends with the failure; the stream span says the router finished the exchange', async () => {
+    receiver = await startOtlpHttpReceiver();
+    tracing = await startTracing(tracingSchema.parse({ endpoint: receiver.url, scheduledDelayMs: 20 }), silent, { version: '1', env: {} });
+    sc = await startScenario({ tracer: tracing!.tracer, eppA: { crash: 'mid-echo' } });
+    const tp = traceparent();
+    await sc.envoy.run({ authority: 'local.example', path: '/v1/completions', headers: { traceparent: tp.header }, body: frames(jsonBody(8192), 1024) });
+    await sc.settled();
+    const spans = await eventually(() => {
+      const own = inTrace(receiver!.spans, tp.traceId);
+      expect(own.some((s) => s.name === SPAN_STREAM)).toBe(true);
+      return own;
+    }, 10_000);
+    const stream = spans.find((s) => s.name === SPAN_STREAM)!;
+    expect(stream.attributes['mcip.outcome']).toBe('finished_by_router');
+    const attempts = spans.filter((s) => s.name === SPAN_ATTEMPT);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]!.events.map((e) => e.name)).toContain('epp_answered');
+    expect(attempts[0]!.attributes['mcip.attempt.outcome']).toBe('stream');
+    expect(attempts[0]!.status.code).toBe(ERROR);
+  });
+});
+
 describe('an exporter that is down or slow', () => {
   it('a black-holed collector (accepts, never answers): requests are served as fast, the span queue stays bounded', async () => {
     const hole = await blackHole();
