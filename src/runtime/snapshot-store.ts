@@ -82,7 +82,7 @@ export class SnapshotStore {
     const recovered = this.lastErrors.delete(state.cluster);
     if (rejection !== undefined) {
       this.logger.info(
-        { cluster: state.cluster, rejected: rejection.reason },
+        { cluster: state.cluster, reason: rejection.reason },
         `cluster ${state.cluster} recovered: its current state is accepted again, the rejection has ended`,
       );
     }

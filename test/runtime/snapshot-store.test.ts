@@ -93,7 +93,7 @@ describe('SnapshotStore', () => {
     expect(store.sourceErrors().size).toBe(0);
     // The recovery is logged once, at info, naming the cluster and the rejection it ends.
     expect(lines.filter((l) => String(l.msg).includes('recovered'))).toEqual([
-      expect.objectContaining({ level: 'info', cluster: 'cluster-a', rejected: 'parse', msg: 'cluster cluster-a recovered: its current state is accepted again, the rejection has ended' }),
+      expect.objectContaining({ level: 'info', cluster: 'cluster-a', reason: 'parse', msg: 'cluster cluster-a recovered: its current state is accepted again, the rejection has ended' }),
     ]);
     expect(obs.applied).toEqual(['cluster-a', 'cluster-a']);
     expect(obs.builds).toEqual([1]);
