@@ -28,6 +28,9 @@ ENV NODE_ENV=production
 # Node 26 and no CPU cost measurable on the quiet benchmark (bench/README.md). The benchmark runs
 # its routers with this same line; override it with the pod's own NODE_OPTIONS.
 ENV NODE_OPTIONS="--max-semi-space-size=8"
+# The source revision, shown by --version, /debug/build, the startup log and mcip_build_info.
+ARG REVISION=unknown
+ENV MCIP_ROUTER_REVISION=$REVISION
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules

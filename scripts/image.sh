@@ -20,16 +20,18 @@ ref="$IMAGE:$TAG"
 # The smoke runs' image: the local build, or for a multi-arch build (pushed, never loaded) this
 # machine's variant pulled from the registry, even when an older local image has the same tag.
 pull=''
+# The source revision the image reports (--version, /debug/build, mcip_build_info).
+revision="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
 if [ -n "$PLATFORMS" ]; then
   if [ "$PUSH" != 1 ]; then
     echo "image.sh: PLATFORMS=$PLATFORMS builds a multi-arch image, which must be pushed: set PUSH=1 and IMAGE to your registry" >&2
     exit 2
   fi
-  docker buildx build --platform "$PLATFORMS" --tag "$ref" --push .
+  docker buildx build --platform "$PLATFORMS" --build-arg REVISION="$revision" --tag "$ref" --push .
   pull='--pull always'
 else
-  docker build --tag "$ref" .
+  docker build --build-arg REVISION="$revision" --tag "$ref" .
 fi
 
 # Smoke run 1: --check of the bundled example config (loads the config and every manifest,

@@ -8,7 +8,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseCli, USAGE } from './cli/args.js';
 import { CHECK_LOAD_ERRORS, runCheck } from './cli/check.js';
-import { packageVersion } from './cli/version.js';
+import { versionLine } from './cli/build-info.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { RouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';
@@ -25,7 +25,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(USAGE);
       return 0;
     case 'version':
-      process.stdout.write(`mcip-router ${packageVersion()}\n`);
+      process.stdout.write(`${versionLine()}\n`);
       return 0;
     case 'usage-error':
       process.stderr.write(`mcip-router: ${cmd.message}\n\n${USAGE}`);

@@ -38,6 +38,8 @@ export function writeTopology(
   mode: 'Endpoint' | 'Parent',
   epp: EppPorts,
   transport?: 'grpc-js' | 'http2',
+  /** More top-level router config (e.g. `tracing`). */
+  extra: Record<string, unknown> = {},
 ): { dir: string; configFile: string } {
   const dir = mkdtempSync(join(tmpdir(), `mcip-bench-${mode.toLowerCase()}-`));
   const port = (i: number): string => `127.0.0.1:${epp.ports[i % epp.ports.length]}`;
@@ -94,6 +96,7 @@ export function writeTopology(
       },
     })),
     log: { level: 'info' },
+    ...extra,
   };
   const configFile = join(dir, 'router.yaml');
   writeFileSync(configFile, stringify(config));

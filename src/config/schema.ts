@@ -11,6 +11,7 @@ import { exportControllerSchema } from './export-schema.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
 import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
 import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
+import { tracingSchema } from './tracing-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
@@ -19,6 +20,7 @@ export * from './guard-schema.js';
 export * from './kubernetes-schema.js';
 export * from './limits-schema.js';
 export * from './signals-schema.js';
+export * from './tracing-schema.js';
 
 const MIB = 1024 * 1024;
 
@@ -221,6 +223,8 @@ export const routerConfigSchema = z
       })
       .prefault({}),
     picker: pickerSchema.prefault({}),
+    /** OpenTelemetry traces of the data path (OTLP); off unless an endpoint is configured here or in OTEL_* variables. */
+    tracing: tracingSchema.prefault({}),
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -4,7 +4,9 @@
  * and /debug/exports (placed like the router's /debug/*: loopback or listen.debug).
  */
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import { registerBuildInfo } from '../admin/build-info-metric.js';
 import { debugPlacement, json, startAdminServer, type AdminServer } from '../admin/server.js';
+import { buildInfo } from '../cli/build-info.js';
 import type { RouterConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { startExportFromConfig } from './export-runtime.js';
@@ -17,6 +19,7 @@ export interface ExportServer {
 export async function serveExportController(config: RouterConfig, logger: Logger, processMetrics = true): Promise<ExportServer> {
   const registry = new Registry();
   if (processMetrics) collectDefaultMetrics({ register: registry });
+  registerBuildInfo(registry);
   const controller = await startExportFromConfig(config, { logger, registry });
   let admin: AdminServer | undefined;
   let debug: AdminServer | undefined;
@@ -24,7 +27,7 @@ export async function serveExportController(config: RouterConfig, logger: Logger
     // /debug/* only where the router would serve it: loopback, listen.debug, or admin.exposeDebug.
     const placement = debugPlacement(config.listen, config.admin.exposeDebug);
     const deps = { registry, logger, ready: () => ({ ready: true }) };
-    const routes = { '/debug/exports': () => json(200, controller.debug()) };
+    const routes = { '/debug/exports': () => json(200, controller.debug()), '/debug/build': () => json(200, buildInfo()) };
     admin = await startAdminServer(config.listen.admin, {
       ...deps,
       routes: placement.onAdmin ? routes : {},
@@ -36,7 +39,7 @@ export async function serveExportController(config: RouterConfig, logger: Logger
     await controller.stop();
     throw err;
   }
-  logger.info({ admin: admin.address, controller: config.exportController.name }, 'mcip-router export controller running');
+  logger.info({ admin: admin.address, controller: config.exportController.name, ...buildInfo() }, 'mcip-router export controller running');
   const server = admin;
   let stopping: Promise<void> | undefined;
   return {

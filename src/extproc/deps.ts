@@ -14,7 +14,7 @@ import { MemberAnswerRules } from '../config/answer-rules.js';
 import { AnswerGuardReport } from './answer-report.js';
 import { FailOpenEndpoints } from './fail-open.js';
 import { HeldBytes } from './held-bytes.js';
-import type { DataPathObserver } from './observer.js';
+import type { DataPathObserver, StreamTracer } from './observer.js';
 
 /** The router config's `extProc` block. */
 export type ExtProcSettings = RouterConfig['extProc'];
@@ -36,6 +36,8 @@ export interface StreamDeps {
   readonly failOpen?: FailOpenEndpoints;
   /** What each member's EPPs may answer (absent: every member gets the schema's defaults). */
   readonly answerRules?: MemberAnswerRules;
+  /** Opens a trace per stream (absent: tracing is off and the data path calls nothing for it). */
+  readonly tracer?: StreamTracer;
 }
 
 /** What every relay of a server shares. */

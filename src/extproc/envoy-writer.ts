@@ -12,9 +12,14 @@ import type { EnvoyMessage } from '../protocol/envoy-message.js';
 import type { RelayableAnswer } from '../protocol/epp-answer.js';
 import { withRequestHeaderMutation } from '../protocol/header-mutation.js';
 import { continueHeaders, immediateResponse } from '../protocol/responses.js';
+import { withRouterDecision, type RouterDecision } from '../protocol/router-metadata.js';
 import { EnvoyLedger } from './envoy-ledger.js';
 import type { RouterError } from './errors.js';
 import type { HeldBound, HeldBytes } from './held-bytes.js';
+import type { StreamOutcome } from './observer.js';
+
+/** The routing decision as it stands when its answer goes to Envoy; `outcome`: the error ending the stream, if it ends so. */
+export type DecisionSource = (outcome?: StreamOutcome) => RouterDecision | undefined;
 
 /** Envoy's call as the stream uses it: a grpc-js server call, or the node:http2 transport's (src/transport/). */
 export interface EnvoyCall {
@@ -56,7 +61,11 @@ export class EnvoyWriter {
     resume: () => this.releaseInput(),
   };
 
-  constructor(private readonly call: EnvoyCall) {
+  /** `decision`: what the answer to Envoy's request headers carries as the router's dynamic metadata (absent: nothing). */
+  constructor(
+    private readonly call: EnvoyCall,
+    private readonly decision?: DecisionSource,
+  ) {
     this.producer = this.input;
   }
 
@@ -93,16 +102,20 @@ export class EnvoyWriter {
 
   /** Relays an EPP's answer. */
   relay(a: RelayableAnswer): void {
+    const decides = this.ledger!.awaitingRequestHeaders && (a.case === 'request_headers' || a.case === 'immediate_response');
     this.ledger!.answeredBy(a);
-    this.write(a.case === 'request_headers' ? this.requestHeadersAnswer(a.msg) : a.msg);
+    const msg = a.case === 'request_headers' ? this.requestHeadersAnswer(a.msg) : a.msg;
+    this.write(decides ? this.decided(msg) : msg);
   }
 
   /** The router answers everything Envoy waits for; `requestHeaders` answers pending request headers (default CONTINUE). */
   answerPending(requestHeaders?: Buffer): void {
-    const answer = this.requestHeaderMutation !== undefined && this.ledger!.awaitingRequestHeaders
+    const decides = this.ledger!.awaitingRequestHeaders;
+    const answer = this.requestHeaderMutation !== undefined && decides
       ? this.requestHeadersAnswer(requestHeaders ?? continueHeaders('request_headers'))
       : requestHeaders;
     const out = this.ledger!.takeOver(answer);
+    if (decides) out[0] = this.decided(out[0]!);
     for (let i = 0; i < out.length; i++) this.write(out[i]!);
   }
 
@@ -142,14 +155,13 @@ export class EnvoyWriter {
       this.call.emit('error', Object.assign(new Error(err.message), { code: err.grpcCode, details: err.message }));
       return;
     }
-    this.call.write(
-      immediateResponse({
-        status: err.httpStatus,
-        body: err.responseBody(),
-        details: `mcip_router_${err.code}`,
-        ...(err.headers ? { headers: err.headers } : {}),
-      }),
-    );
+    const answer = immediateResponse({
+      status: err.httpStatus,
+      body: err.responseBody(),
+      details: `mcip_router_${err.code}`,
+      ...(err.headers ? { headers: err.headers } : {}),
+    });
+    this.call.write(this.decided(answer, err.outcome));
     this.call.end();
   }
 
@@ -158,6 +170,12 @@ export class EnvoyWriter {
     if (this.closed) return;
     this.closed = true;
     this.ledger?.releaseHeld();
+  }
+
+  /** The answer that carries the routing decision to Envoy, with the decision attached (router-metadata.ts). */
+  private decided(answer: Buffer, outcome?: StreamOutcome): Buffer {
+    const d = this.decision?.(outcome);
+    return d === undefined ? answer : withRouterDecision(answer, d);
   }
 
   private write(msg: Buffer): void {

@@ -11,7 +11,7 @@ import { readEppAnswer, type RelayableAnswer } from '../protocol/epp-answer.js';
 import { parentHeadersResponse } from '../protocol/responses.js';
 import type { FailureReason } from '../signals/types.js';
 import type { RelayContext } from './deps.js';
-import { EppAttempt, type AttemptOwner, type EppCandidate } from './epp-attempt.js';
+import { describeFailure, EppAttempt, type AttemptOwner, type EppCandidate } from './epp-attempt.js';
 import type { EnvoyWriter, Flow } from './envoy-writer.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { FailoverPlan } from './failover-plan.js';
@@ -136,6 +136,7 @@ export class EppRelay implements Processor, AttemptOwner {
     if ((p.t !== 'attempting' && p.t !== 'committed') || p.attempt !== a) return;
     if (p.t === 'attempting') return this.failedBeforeCommit(p, reason, err);
     this.ctx.outcomes.reportFailure(a.candidate.id, reason);
+    this.envoy.trace?.attemptEnded(reason, describeFailure(err));
     if (this.writer.waits.immediate) this.end('epp_immediate');
     else this.finishForEpp();
   }
@@ -164,6 +165,7 @@ export class EppRelay implements Processor, AttemptOwner {
       default:
         break;
     }
+    this.envoy.trace?.attemptEnded('answered');
     this.ctx.outcomes.reportSuccess(c.id);
     const silence = new SilenceWatch(
       this.ctx.eppStallTimeoutMs,
@@ -199,11 +201,13 @@ export class EppRelay implements Processor, AttemptOwner {
   private failedBeforeCommit(p: Attempting, reason: FailureReason, err: unknown, retryAfter?: string): void {
     const c = p.attempt.candidate;
     this.ctx.outcomes.reportFailure(c.id, reason);
+    this.envoy.trace?.attemptEnded(reason, describeFailure(err));
     this.plan.failed(c, reason, err, retryAfter);
     const next = this.plan.next(p.replay !== undefined);
     if (next === undefined) return this.allFailed();
     this.ctx.observer.failover(c.cluster, next.cluster, reason);
     this.ctx.observer.pickedFor('failover');
+    this.envoy.trace?.failover(c, next, reason);
     this.envoy.routed(next);
     if (next.via === 'parent') {
       this.envoy.decided('parent');
@@ -222,6 +226,7 @@ export class EppRelay implements Processor, AttemptOwner {
       return;
     }
     this.ctx.observer.pickedFor('fail-open');
+    this.envoy.trace?.failOpen(this.picked.primary);
     this.envoy.routed(this.picked.primary);
     this.envoy.decided('fail_open');
     this.routerTakesOver(answer.response);
@@ -261,6 +266,7 @@ export class EppRelay implements Processor, AttemptOwner {
   }
 
   private attemptOn(candidate: EppCandidate, replay: readonly Buffer[]): EppAttempt {
+    this.envoy.attemptStarted?.(candidate);
     const a = new EppAttempt(this.envoy, candidate, this.ctx, this, replay);
     const waits = this.writer.waits;
     if (waits.inputEnded) a.endInput();

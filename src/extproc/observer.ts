@@ -3,9 +3,11 @@
  * (prom-client) implement it; tests use {@link noopObserver} or a recorder.
  */
 
-import type { PickReason } from '../picker/types.js';
+import type { Picked, PickReason } from '../picker/types.js';
+import type { HeaderValue } from '../protocol/codec.js';
 import type { GuardReason } from '../protocol/answer-guard.js';
 import type { FailureReason } from '../signals/types.js';
+import type { Candidate } from '../snapshot/types.js';
 
 /** How an ext_proc stream ended. A closed set: it is a metric label. */
 export type StreamOutcome =
@@ -88,3 +90,36 @@ export const noopObserver: DataPathObserver = {
   eppStreamFinished() {},
   eppAnswerGuarded() {},
 };
+
+/**
+ * How one EPP attempt ended, for its trace span: 'answered' (its answer committed the
+ * stream), a failure reason (the attempt failed before the commit, or the committed EPP
+ * failed), or 'abandoned' (the stream closed while it was still being tried).
+ */
+export type AttemptEnd = 'answered' | FailureReason | 'abandoned';
+
+/**
+ * One stream's trace (src/telemetry/). The stream opens it at its first message; the relay
+ * reports attempts, failovers and FailOpen to it; the stream's close ends it. Absent when
+ * tracing is off or the stream is not sampled: the data path calls nothing then.
+ */
+export interface StreamTrace {
+  /** The route matched and the pick made (candidates of the chosen backendRef, reason, the primary). */
+  picked(route: string, picked: Picked): void;
+  /** An EPP attempt on `candidate` starts (the primary, then each failover). */
+  attemptStarted(candidate: Candidate): void;
+  /** The current attempt ended; `detail` is the failure in words. */
+  attemptEnded(end: AttemptEnd, detail?: string): void;
+  /** The request moves from one candidate to the next. */
+  failover(from: Candidate, to: Candidate, reason: FailureReason): void;
+  /** Every attempt failed and the router routed the request itself. */
+  failOpen(candidate: Candidate): void;
+  /** The stream closed: called once, last. */
+  finished(info: StreamInfo): void;
+}
+
+/** Opens a trace per stream; undefined for a stream that is not traced. */
+export interface StreamTracer {
+  /** `headers`: Envoy's request headers (traceparent / tracestate are read from them), empty when none were sent. */
+  open(headers: readonly HeaderValue[]): StreamTrace | undefined;
+}

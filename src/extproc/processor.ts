@@ -9,12 +9,14 @@ import type { EppRequestHeaders } from './epp-call.js';
 import type { Candidate } from '../snapshot/types.js';
 import type { EnvoyWriter } from './envoy-writer.js';
 import type { RouterError } from './errors.js';
-import type { StreamOutcome } from './observer.js';
+import type { StreamOutcome, StreamTrace } from './observer.js';
 
 /** What a processor may do to Envoy's stream. */
 export interface EnvoySide {
   /** Every message to Envoy goes through it. */
   readonly writer: EnvoyWriter;
+  /** The stream's trace, when it is traced: processors report attempts, failovers and FailOpen to it. */
+  readonly trace?: StreamTrace;
   /** The headers an EPP call carries: Envoy's request metadata without transport and gRPC-reserved keys (built once). */
   forwardedHeaders(): EppRequestHeaders;
   /** Holds Envoy's input (balanced with resume(): several holders may hold it at once). */
@@ -26,6 +28,8 @@ export interface EnvoySide {
    * The first call wins unless `replace` (the router finished a stream an EPP abandoned).
    */
   decided(outcome: StreamOutcome, replace?: boolean): void;
+  /** An EPP attempt on `candidate` starts: the stream counts it (and traces it). */
+  attemptStarted?(candidate: Candidate): void;
   /** The candidate now serving the request (failover): the stream reports its pool and cluster. */
   routed(candidate: Candidate): void;
   /** Ends Envoy's stream with OK (Envoy continues without a processor) and closes the stream. */

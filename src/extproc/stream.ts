@@ -12,6 +12,7 @@ import { pickWith } from '../picker/pick.js';
 import { decodeRequest } from '../protocol/codec.js';
 import { readEnvoyMessage, type EnvoyMessage } from '../protocol/envoy-message.js';
 import { parentHeadersResponse } from '../protocol/responses.js';
+import type { RouterDecision } from '../protocol/router-metadata.js';
 import { EMPTY_SIGNAL_VIEW } from '../signals/types.js';
 import { matchRequest } from '../snapshot/match.js';
 import type { Candidate } from '../snapshot/types.js';
@@ -22,7 +23,7 @@ import { EnvoyWriter, type EnvoyCall } from './envoy-writer.js';
 import { EppRelay } from './epp-relay.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { candidateLabels, routeLabel } from './labels.js';
-import type { StreamOutcome } from './observer.js';
+import type { StreamInfo, StreamOutcome, StreamTrace } from './observer.js';
 import type { EnvoySide, Processor } from './processor.js';
 import { RouterAnswers } from './router-answers.js';
 
@@ -45,8 +46,12 @@ export class ExtProcStream implements EnvoySide {
   private route: string | undefined;
   private pool: string | undefined;
   private cluster: string | undefined;
+  private via: Candidate['via'] | undefined;
+  private attempts = 0;
   private decidedOutcome: StreamOutcome | undefined;
   private forwarded: EppRequestHeaders | undefined;
+  /** Opened at the first message when tracing is on and the stream is sampled. */
+  trace: StreamTrace | undefined;
   /** Runs until the first message (extProc.firstMessageTimeoutMs). */
   private firstTimer: NodeJS.Timeout | undefined;
 
@@ -57,7 +62,7 @@ export class ExtProcStream implements EnvoySide {
     private readonly onClosed: (stream: ExtProcStream) => void,
     firstMessageTimeoutMs?: number,
   ) {
-    this.writer = new EnvoyWriter(call);
+    this.writer = new EnvoyWriter(call, this.decision);
     deps.observer.streamStarted();
     if (firstMessageTimeoutMs !== undefined) {
       this.firstTimer = setTimeout(() => {
@@ -99,6 +104,12 @@ export class ExtProcStream implements EnvoySide {
     const labels = candidateLabels(candidate);
     this.pool = labels.pool;
     this.cluster = labels.cluster;
+    this.via = candidate.via;
+  }
+
+  attemptStarted(candidate: Candidate): void {
+    this.attempts += 1;
+    this.trace?.attemptStarted(candidate);
   }
 
   finish(outcome: StreamOutcome): void {
@@ -112,6 +123,20 @@ export class ExtProcStream implements EnvoySide {
     this.close(err.outcome, err);
     this.writer.endWith(err);
   }
+
+  /** The decision the answer to Envoy's request headers carries (served-by dynamic metadata). */
+  private readonly decision = (error?: StreamOutcome): RouterDecision | undefined => {
+    if (this.route === undefined && error === undefined) return undefined;
+    const outcome = this.decidedOutcome ?? error ?? (this.via === 'parent' ? 'parent' : 'relayed');
+    return {
+      cluster: this.cluster,
+      pool: this.pool,
+      route: this.route,
+      mode: this.via === undefined ? undefined : this.via === 'parent' ? 'Parent' : 'Endpoint',
+      attempts: this.attempts,
+      outcome: servedOutcome(outcome, this.attempts),
+    };
+  };
 
   // ---- Envoy's events ---------------------------------------------------------------
 
@@ -176,6 +201,7 @@ export class ExtProcStream implements EnvoySide {
     const deps = this.deps;
     const ctx = relayContext(deps);
     this.writer.open(req.protocol_config, ctx.held);
+    if (deps.tracer !== undefined) this.trace = deps.tracer.open(req.request_headers?.headers?.headers ?? []);
     // Request headers are not sent to the router: nothing to route on.
     if (m.case !== 'request_headers') return new RouterAnswers(this, 'passthrough');
     const snapshot = deps.snapshot();
@@ -214,6 +240,7 @@ export class ExtProcStream implements EnvoySide {
     }
     deps.observer.pickedFor(result.reason);
     this.writer.mutateRequestHeaders(match.rule.requestHeaderModifier?.fragment);
+    this.trace?.picked(this.route, result);
     const candidate = result.primary;
     this.routed(candidate);
     if (candidate.via === 'parent') return new RouterAnswers(this, 'parent', parentHeadersResponse(candidate.parent.address));
@@ -231,13 +258,9 @@ export class ExtProcStream implements EnvoySide {
     if (phase.t === 'active') phase.processor.dispose();
     this.writer.close();
     const durationSeconds = (performance.now() - this.startedAt) / 1000;
-    this.deps.observer.streamFinished({
-      route: this.route,
-      pool: this.pool,
-      cluster: this.cluster,
-      outcome,
-      durationSeconds,
-    });
+    const info: StreamInfo = { route: this.route, pool: this.pool, cluster: this.cluster, outcome, durationSeconds };
+    this.deps.observer.streamFinished(info);
+    this.trace?.finished(info);
     const log = this.deps.logger;
     if (log.isLevelEnabled('debug')) {
       log.debug(
@@ -252,5 +275,17 @@ export class ExtProcStream implements EnvoySide {
     if (this.firstTimer === undefined) return;
     clearTimeout(this.firstTimer);
     this.firstTimer = undefined;
+  }
+}
+
+/** The served-by outcome of a stream outcome: how the request reached its destination, or why it did not. */
+function servedOutcome(outcome: StreamOutcome, attempts: number): string {
+  switch (outcome) {
+    case 'relayed':
+      return attempts > 1 ? 'failed_over' : 'routed';
+    case 'fail_open':
+      return 'fell_open';
+    default:
+      return outcome;
   }
 }

@@ -18,6 +18,8 @@ export const DESTINATION_ENDPOINT_SERVED_KEY = 'x-gateway-destination-endpoint-s
 
 /** Dynamic-metadata namespace of the destination endpoint and the served endpoint. */
 export const LB_METADATA_NAMESPACE = 'envoy.lb';
+/** The router's own dynamic metadata namespace: which cluster and pool serve the request, and how it was decided (docs/operations.md). */
+export const ROUTER_METADATA_NAMESPACE = 'mcip.router';
 
 /** Fully qualified gRPC service names. */
 export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';

@@ -8,6 +8,7 @@ import type { ResponseCase } from './codec.js';
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
 import { PHASE_BY_RESPONSE_FIELD } from './phases.js';
 import * as F from './response-fields.js';
+import { structEntry } from './router-metadata.js';
 import { primaryEndpoint, type DestinationHeaderMode } from './responses.js';
 import { cursor, dropField, findLast, found, lenField, readBool, readInt32, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, WIRE_VARINT, type Rewrite } from './wire-walk.js';
 
@@ -223,8 +224,7 @@ function headerText(hv: Buffer): string {
  */
 function withListInMetadata(out: Buffer, reader: AnswerReader, list: string): Buffer {
   if (reader.lbHasDestination) return out;
-  const entry = (key: string, value: Buffer): Buffer =>
-    lenField(F.STRUCT_FIELDS, Buffer.concat([lenField(F.ENTRY_KEY, Buffer.from(key)), lenField(F.ENTRY_VALUE, value)]));
+  const entry = structEntry;
   const listEntry = entry(DESTINATION_ENDPOINT_HEADER, lenField(F.STRING_VALUE, Buffer.from(list, 'utf8')));
   const lb = lenField(F.STRUCT_VALUE, Buffer.concat([reader.lbStruct ?? Buffer.alloc(0), listEntry]));
   return Buffer.concat([dropField(out, F.DYNAMIC_METADATA), lenField(F.DYNAMIC_METADATA, entry(LB_METADATA_NAMESPACE, lb))]);

@@ -8,6 +8,8 @@ import type { GatewayStatusDuty, ImportControllerHandle } from '../controller/in
 import type { ExportControllerHandle } from '../controller/export-controller.js';
 import { kubernetesModuleFor } from '../sources/create-source.js';
 import type { Logger } from '../log.js';
+import { registerBuildInfo } from '../admin/build-info-metric.js';
+import { buildInfo } from '../cli/build-info.js';
 import { RouterMetrics } from '../admin/metrics.js';
 import { debugPlacement, json, startAdminServer, type AdminHandler, type AdminServer } from '../admin/server.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
@@ -21,6 +23,7 @@ import { explainPickQuery } from '../picker/explain.js';
 import { SignalStore } from '../signals/index.js';
 import { snapshotToJson } from '../snapshot/describe.js';
 import type { EppTarget } from '../snapshot/types.js';
+import { startTracing } from '../telemetry/tracing.js';
 import { SnapshotStore } from './snapshot-store.js';
 import { startSources } from './load-sources.js';
 
@@ -52,6 +55,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   // CA / certificate / key files of EPP TLS and scrapes, re-read when they change.
   const credentialFiles = new CredentialFiles({ pollIntervalMs: config.credentials.pollIntervalMs });
   const metrics = new RouterMetrics({ defaultMetrics: options.processMetrics ?? true });
+  registerBuildInfo(metrics.registry);
   const store = new SnapshotStore(config, logger, metrics);
   // Kubernetes support (~90 MB of @kubernetes/client-node) is imported only when a member reads a Kubernetes API;
   // createObjectSource imports the same module, so instanceof below sees the same class.
@@ -127,6 +131,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   };
   store.onSnapshot(retainEpps);
 
+  const tracing = await startTracing(config.tracing, logger, { version: buildInfo().version });
   const extProc = createExtProcServer({
     snapshot: () => store.snapshot(),
     settings: config.extProc,
@@ -140,6 +145,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     picker: config.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
     answerRules,
+    ...(tracing ? { tracer: tracing.tracer } : {}),
   });
   let draining = false;
   let admin: AdminServer | undefined;
@@ -149,6 +155,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     extProcAddress = await extProc.bind(config.listen.extProc);
     extProc.setServing(true);
     const debugRoutes: Record<string, AdminHandler> = {
+      '/debug/build': () => json(200, buildInfo()),
       '/debug/pick': (url) => {
         const r = explainPickQuery(store.snapshot(), url.searchParams, signals.view(), config.picker);
         return json(r.status, r.body);
@@ -204,6 +211,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     eppClients.close();
     await sources.stop();
     store.stop();
+    await tracing?.shutdown();
     throw err;
   }
   logger.info(
@@ -214,6 +222,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       cluster: config.clusterName,
       mode: config.mode,
       transport: config.extProc.transport,
+      ...buildInfo(),
     },
     'mcip-router serving',
   );
@@ -237,6 +246,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       await adminServer.close();
       await debugServer?.close();
       credentialFiles.close();
+      await tracing?.shutdown();
       logger.info('mcip-router stopped');
     })();
     return shuttingDown;

@@ -78,7 +78,14 @@ export class SnapshotStore {
       this.reportError(state.rejected);
       return;
     }
+    const rejection = this.lastErrors.get(state.cluster);
     const recovered = this.lastErrors.delete(state.cluster);
+    if (rejection !== undefined) {
+      this.logger.info(
+        { cluster: state.cluster, reason: rejection.reason },
+        `cluster ${state.cluster} recovered: its current state is accepted again, the rejection has ended`,
+      );
+    }
     // A reload is new objects, or the end of a rejection; an API outage or a reconnect
     // with the same objects only flips staleness (mcip_cluster_stale), and is no reload.
     if (prev === undefined || recovered || !sameObjects(prev, state)) this.observer.sourceApplied(state.cluster);

@@ -55,6 +55,7 @@ export const ROUTER_DEFINITIONS: Readonly<Record<string, z.ZodType>> = {
   outlier: top.outlier,
   picker: top.picker,
   routes: top.routes,
+  tracing: top.tracing,
   qps: kubernetesSourceSchema.shape.qps,
   burst: kubernetesSourceSchema.shape.burst,
   requestTimeoutMs: kubernetesSourceSchema.shape.requestTimeoutMs,

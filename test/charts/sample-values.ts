@@ -40,6 +40,7 @@ export const REMOTE_VALUES: Obj = {
   outlier: { consecutiveFailures: 3 },
   picker: { saturation: { queueSize: 8 } },
   routes: { regex: { maxLength: 512 } },
+  tracing: { endpoint: 'http://otel-collector.observability:4318', samplerRatio: 0.1 },
   log: { level: 'debug' },
   envoy: { preStopSleepSeconds: 30 },
   terminationGracePeriodSeconds: 60,

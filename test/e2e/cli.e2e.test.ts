@@ -22,7 +22,7 @@ describe('mcip-router CLI', () => {
     expect(help.stdout).toContain('Usage: mcip-router --config FILE');
     const version = await runCli(['--version']);
     expect(version.code).toBe(0);
-    expect(version.stdout.trim()).toMatch(/^mcip-router \d+\.\d+\.\d+$/);
+    expect(version.stdout.trim()).toMatch(/^mcip-router \d+\.\d+\.\d+ \(revision \S+, node v\d+\.\d+\.\d+\)$/);
   });
 
   it('bad flags and a missing config exit 2 naming the problem', async () => {

@@ -159,9 +159,10 @@ describe('hot reload of manifests mid-traffic', () => {
     // Nothing changed, so nothing was rebuilt.
     expect(router.store.snapshot()!.version).toBe(versionBefore);
 
-    // The rejection was logged once, and no line repeats a key (pino child bindings + fields).
+    // The rejection was logged once, its end once (info), and no line repeats a key (pino child bindings + fields).
     const since = lines.slice(logged);
     expect(since.filter((l) => l.includes('rejected'))).toHaveLength(1);
+    expect(since.filter((l) => l.includes('recovered')).map((l) => (JSON.parse(l) as { level: string }).level)).toEqual(['info']);
     for (const l of lines) expect(l.match(/"cluster":/g)?.length ?? 0, l).toBeLessThanOrEqual(1);
     expect(lines.some((l) => l.includes('"source":"manifests"') && l.includes('"cluster":"cluster-a"'))).toBe(true);
   });

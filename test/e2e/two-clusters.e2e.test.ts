@@ -21,6 +21,7 @@ import { loadConfig, parseConfigText } from '../../src/config/load.js';
 import { serveExportController, type ExportServer } from '../../src/controller/export-serve.js';
 import { createLogger } from '../../src/log.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
+import { exposedSeries, parseQuery, registeredSeries, shippedQueries } from '../charts/promql-queries.js';
 import { find, mergeValues, readYaml, renderChart, REPO, type K8sObject, type Obj } from '../charts/render-chart.js';
 import { createEnvoyStandin, type EnvoyStandin } from '../harness/envoy-standin.js';
 import { withTestTransport } from '../harness/extproc-transport.js';
@@ -144,8 +145,9 @@ beforeAll(async () => {
   const file = join(dir, 'router.yaml');
   await writeFile(file, stringify(withTestTransport(cfg)));
   const config = await loadConfig(file);
-  exporter = await serveExportController(config, createLogger('silent'), false);
-  router = await startRouter(config, { logger: createLogger('silent'), processMetrics: false });
+  // Process metrics on: the dashboard's resource panels read them (the PromQL check below).
+  exporter = await serveExportController(config, createLogger('silent'), true);
+  router = await startRouter(config, { logger: createLogger('silent'), processMetrics: true });
   envoy = createEnvoyStandin(router.extProcAddress);
 }, 30_000);
 
@@ -332,4 +334,39 @@ describe('docs/two-clusters.md, end to end', () => {
     }
     expect(commands).toBeGreaterThan(10);
   });
+
+  it('every PromQL query of the chart\'s dashboard and alerts parses and names only series and labels the router and the export controller expose', async () => {
+    const text = async (addr: string) => (await fetch(`http://${addr}/metrics`)).text();
+    const exposed = exposedSeries(await text(exporter.adminAddress), exposedSeries(await text(router.adminAddress)));
+    // Metrics with no sample yet (no failover happened here) still have their labels in the router's registry.
+    registeredSeries(router.metrics.registry.getMetricsAsArray(), exposed);
+    // Prometheus adds the scrape target's own label; the dashboard joins process metrics to the router's on it.
+    const TARGET_LABELS = ['instance'];
+    const queries = shippedQueries();
+    expect(queries.length).toBeGreaterThan(40);
+    const problems: string[] = [];
+    for (const q of queries) {
+      const parsed = parseQuery(q.expr);
+      for (const e of parsed.errors) problems.push(`${q.where}: syntax error ${e} in ${q.expr}`);
+      const known = new Set<string>(TARGET_LABELS);
+      for (const m of parsed.metrics) {
+        const labels = exposed.get(m);
+        if (labels === undefined) problems.push(`${q.where}: ${m} is not exposed`);
+        else for (const l of labels) known.add(l);
+      }
+      for (const l of [...parsed.labels, ...q.legendLabels]) if (!known.has(l)) problems.push(`${q.where}: label "${l}" is on none of ${parsed.metrics.join(', ')}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('mcip_build_info and /debug/build name the running version on both processes', async () => {
+    for (const addr of [router.adminAddress, exporter.adminAddress]) {
+      const build = (await (await fetch(`http://${addr}/debug/build`)).json()) as { version: string; revision: string; node: string };
+      expect(build.version).toBe((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
+      expect(build.node).toBe(process.version);
+      const metrics = await (await fetch(`http://${addr}/metrics`)).text();
+      expect(metrics).toContain(`mcip_build_info{version="${build.version}",revision="${build.revision}",node="${build.node}"} 1`);
+    }
+  });
 });
+

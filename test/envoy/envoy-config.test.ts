@@ -27,7 +27,8 @@ import {
 } from './config-fixtures.js';
 import { formatError, validateEnvoyFile } from './validate-envoy-config.js';
 import { DEFAULT_EPP_HEADERS, routerConfigSchema } from '../../src/config/schema.js';
-import { DESTINATION_KIND_HEADER } from '../../src/protocol/constants.js';
+import { DESTINATION_KIND_HEADER, ROUTER_METADATA_NAMESPACE } from '../../src/protocol/constants.js';
+import { ROUTER_DECISION_KEYS } from '../../src/protocol/router-metadata.js';
 
 const MINIMAL_ROUTER_CONFIG = { clusterName: 'a', gateways: [{ namespace: 'n', name: 'g' }], clusters: [{ name: 'a', manifests: { paths: ['x'] } }] };
 
@@ -68,6 +69,15 @@ describe('shipped Envoy configs', () => {
     expect(cfg.grpc_service.envoy_grpc.max_receive_message_length).toBeGreaterThanOrEqual(16 * 1024 * 1024);
     expect(cfg.metadata_options.forwarding_namespaces.untyped).toContain('envoy.lb');
     expect(cfg.metadata_options.receiving_namespaces.untyped).toContain('envoy.lb');
+  });
+
+  it.each(envoyFiles())('%s keeps the router\'s decision (mcip.router) and logs each of its keys next to the destination', (file) => {
+    const doc = loadConfig(file);
+    expect(extProc(doc).metadata_options.receiving_namespaces.untyped).toEqual(expect.arrayContaining(['envoy.lb', ROUTER_METADATA_NAMESPACE]));
+    const format = hcm(doc).access_log[0].typed_config.log_format.json_format as Record<string, string>;
+    const logged = Object.values(format);
+    for (const key of ROUTER_DECISION_KEYS) expect(logged).toContain(`%DYNAMIC_METADATA(${ROUTER_METADATA_NAMESPACE}:${key})%`);
+    expect(format.destination).toBe('%REQ(X-GATEWAY-DESTINATION-ENDPOINT)%');
   });
 
   it.each(envoyFiles())('%s strips a client-sent destination header before ext_proc', (file) => {

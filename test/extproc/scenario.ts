@@ -25,7 +25,7 @@ import { FailOpenEndpoints, staticFailOpenEndpoints } from '../../src/extproc/fa
 import { MemberAnswerRules } from '../../src/config/answer-rules.js';
 import type { ExtProcSettings } from '../../src/extproc/deps.js';
 import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
-import type { DataPathObserver, PickCountReason, StreamInfo } from '../../src/extproc/observer.js';
+import type { DataPathObserver, PickCountReason, StreamInfo, StreamTracer } from '../../src/extproc/observer.js';
 import { SignalStore } from '../../src/signals/index.js';
 import type { FailureReason } from '../../src/signals/types.js';
 import type { GuardReason } from '../../src/protocol/answer-guard.js';
@@ -131,6 +131,8 @@ export interface ScenarioOptions {
   standin?: StandinClientOptions;
   /** Stream bounds (extProc.maxStreams, firstMessageTimeoutMs, maxHeldBytesPerStream, heldBytesBudget). */
   bounds?: Partial<Pick<ExtProcSettings, 'maxStreams' | 'firstMessageTimeoutMs' | 'maxHeldBytesPerStream' | 'heldBytesBudget'>>;
+  /** Traces per stream (src/telemetry/); absent: tracing off. */
+  tracer?: StreamTracer;
 }
 
 export interface Scenario {
@@ -268,6 +270,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     picker: cfg.picker,
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(cfg) }),
     answerRules: new MemberAnswerRules(cfg),
+    ...(o.tracer ? { tracer: o.tracer } : {}),
   });
   const address = await server.bind(o.listen ?? '127.0.0.1:0');
   server.setServing(true);

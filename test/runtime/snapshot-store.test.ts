@@ -85,10 +85,16 @@ describe('SnapshotStore', () => {
     expect(obs.rejected).toEqual(['cluster-a:parse']);
     expect(lines.filter((l) => String(l.msg).includes('rejected'))).toHaveLength(1);
     expect(store.sourceErrors().get('cluster-a')?.message).toBe('YAML syntax error in a.yaml');
+    expect(lines.filter((l) => String(l.msg).includes('recovered'))).toEqual([]);
     // Restored byte for byte: the very same state again.
+    store.applyState(good);
     store.applyState(good);
     await tick();
     expect(store.sourceErrors().size).toBe(0);
+    // The recovery is logged once, at info, naming the cluster and the rejection it ends.
+    expect(lines.filter((l) => String(l.msg).includes('recovered'))).toEqual([
+      expect.objectContaining({ level: 'info', cluster: 'cluster-a', reason: 'parse', msg: 'cluster cluster-a recovered: its current state is accepted again, the rejection has ended' }),
+    ]);
     expect(obs.applied).toEqual(['cluster-a', 'cluster-a']);
     expect(obs.builds).toEqual([1]);
   });

@@ -13,6 +13,9 @@ import { parse } from 'yaml';
 import { ensureBuilt, MAIN, ROOT } from '../e2e/cli-process.js';
 import { fakeBin } from '../helpers/fake-bin.js';
 
+/** The revision the script passes to the build (REVISION, shown by --version and mcip_build_info). */
+const REVISION = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+
 /** A docker that logs its argv (one JSON line per call) and answers like the engine would. */
 const FAKE_DOCKER = `#!/bin/sh
 node -e 'require("fs").appendFileSync(process.env.DOCKER_LOG, JSON.stringify(process.argv.slice(1)) + "\\n")' -- "$@"
@@ -53,7 +56,7 @@ describe('npm run image', () => {
     const r = runScript({ IMAGE: 'registry.example.com/team/mcip-router', PUSH: '1' });
     expect(r.code, r.stderr).toBe(0);
     const ref = `registry.example.com/team/mcip-router:${version}`;
-    expect(r.calls[0]).toEqual(['build', '--tag', ref, '.']);
+    expect(r.calls[0]).toEqual(['build', '--build-arg', `REVISION=${REVISION}`, '--tag', ref, '.']);
     const runs = r.calls.filter((c) => c[0] === 'run');
     expect(runs).toHaveLength(2);
     for (const run of runs) {
@@ -96,7 +99,7 @@ describe('npm run image', () => {
     expect(refused.calls).toEqual([]);
     const r = runScript({ IMAGE: 'registry.example.com/mcip-router', TAG: 'v1', PLATFORMS: 'linux/amd64,linux/arm64', PUSH: '1' });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.calls[0]).toEqual(['buildx', 'build', '--platform', 'linux/amd64,linux/arm64', '--tag', 'registry.example.com/mcip-router:v1', '--push', '.']);
+    expect(r.calls[0]).toEqual(['buildx', 'build', '--platform', 'linux/amd64,linux/arm64', '--build-arg', `REVISION=${REVISION}`, '--tag', 'registry.example.com/mcip-router:v1', '--push', '.']);
     expect(r.calls.filter((c) => c[0] === 'push')).toEqual([]);
     // The smoke runs test what was pushed: pulled, never an older local image with the same tag.
     const runs = r.calls.filter((c) => c[0] === 'run');
