@@ -8,7 +8,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseCli, USAGE } from './cli/args.js';
 import { CHECK_LOAD_ERRORS, runCheck } from './cli/check.js';
-import { versionLine } from './cli/build-info.js';
+import { versionLine } from './build-info.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { RouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';

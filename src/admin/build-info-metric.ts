@@ -1,6 +1,6 @@
 /** mcip_build_info{version, revision, node} = 1, on the router's and the export controller's registries. */
 import { Gauge, type Registry } from 'prom-client';
-import { buildInfo } from '../cli/build-info.js';
+import { buildInfo } from '../build-info.js';
 
 export function registerBuildInfo(registry: Registry): void {
   const info = buildInfo();

@@ -6,7 +6,7 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { registerBuildInfo } from '../admin/build-info-metric.js';
 import { debugPlacement, json, startAdminServer, type AdminServer } from '../admin/server.js';
-import { buildInfo } from '../cli/build-info.js';
+import { buildInfo } from '../build-info.js';
 import type { RouterConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { startExportFromConfig } from './export-runtime.js';

@@ -9,7 +9,7 @@ import type { ExportControllerHandle } from '../controller/export-controller.js'
 import { kubernetesModuleFor } from '../sources/create-source.js';
 import type { Logger } from '../log.js';
 import { registerBuildInfo } from '../admin/build-info-metric.js';
-import { buildInfo } from '../cli/build-info.js';
+import { buildInfo } from '../build-info.js';
 import { RouterMetrics } from '../admin/metrics.js';
 import { debugPlacement, json, startAdminServer, type AdminHandler, type AdminServer } from '../admin/server.js';
 import { CredentialFiles } from '../credentials/credential-files.js';

@@ -15,7 +15,7 @@ const SRC = join(ROOT, 'src');
 
 /** Lowest first; the folders (or top-level files) of one entry may import each other. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['log.ts', 'protocol', 'model'],
+  ['log.ts', 'build-info.ts', 'protocol', 'model'],
   ['config'],
   ['sources'],
   ['credentials'],
@@ -24,6 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['signals'],
   ['picker'],
   ['extproc'],
+  ['telemetry'],
   ['admin'],
   ['controller'],
   ['runtime'],

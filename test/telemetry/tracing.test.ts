@@ -12,7 +12,7 @@ import { startOtlpGrpcReceiver, startOtlpHttpReceiver, type OtlpReceiver, type R
 import { eventually } from '../helpers/eventually.js';
 import { blackHole, frames, jsonBody, POOL_B_ENDPOINTS, startScenario, type Scenario } from '../extproc/scenario.js';
 import { loadConfig } from '../../src/config/load.js';
-import { buildInfo } from '../../src/cli/build-info.js';
+import { buildInfo } from '../../src/build-info.js';
 import { createLogger } from '../../src/log.js';
 import { startRouter } from '../../src/runtime/router.js';
 import { createEnvoyStandin } from '../harness/envoy-standin.js';

@@ -3,7 +3,9 @@
  * (MCIP_ROUTER_REVISION, set by the Dockerfile's REVISION build argument) and the Node.js
  * version. Shown by --version, /debug/build, the startup log and mcip_build_info.
  */
-import { packageVersion } from './version.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export interface BuildInfo {
   readonly version: string;
@@ -24,4 +26,18 @@ export function buildInfo(env: Readonly<Record<string, string | undefined>> = pr
 /** The --version line: `mcip-router 0.1.0 (revision abc1234, node v26.0.0)`. */
 export function versionLine(info: BuildInfo = buildInfo()): string {
   return `mcip-router ${info.version} (revision ${info.revision}, node ${info.node})`;
+}
+
+/** The package version, read from the package.json next to the sources or the build. */
+export function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'mcip-router' && pkg.version) return pkg.version;
+    }
+    dir = dirname(dir);
+  }
+  return 'unknown';
 }
