@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ownsPoolParent } from '../../src/controller/export-pool-parent.js';
 import { waitFor } from '../sources/kubernetes/kube-fixtures.js';
-import { ClusterSetEnv, EXPORTER, type Parent } from './export-fixtures.js';
+import { ClusterSetEnv, EXPORTER, pruneGieV10PoolStatus as pruneV10, type Parent } from './export-fixtures.js';
 
 const MEMBERS = ['cluster-a', 'cluster-b'];
 const X = 'inference.networking.x-k8s.io';
@@ -18,13 +18,6 @@ const GATEWAY_PARENT = {
   conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
 };
 const exportedTrue = (at = '2026-01-01T00:00:00Z') => ({ type: 'Exported', status: 'True', reason: 'Exported', message: 'InferencePoolImport present in every member', observedGeneration: 1, lastTransitionTime: at });
-
-/** What GIE v1.0.x's InferencePool CRD keeps of a status.parents[] entry. */
-function pruneV10(status: unknown): unknown {
-  const s = status as { parents?: Record<string, unknown>[] };
-  if (!Array.isArray(s.parents)) return s;
-  return { ...s, parents: s.parents.map(({ parentRef, conditions }) => ({ parentRef, conditions })) };
-}
 
 let env: ClusterSetEnv;
 beforeEach(async () => {
