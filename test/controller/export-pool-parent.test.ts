@@ -54,7 +54,7 @@ describe('our pool status entry on a CRD without status.parents[].controllerName
 
     expect(importParents('cluster-b')).toHaveLength(1);
     expect(poolWrites('cluster-b')).toBe(settled);
-    // The gateway's entry, Pending, then Exported True: nothing else.
+    // Pending, then Exported True, and at most one retry after a 409 against the gateway entry written above.
     expect(settled).toBeLessThanOrEqual(3);
     expect(importParents('cluster-b')[0]).toMatchObject({ parentRef: IMPORT_REF, conditions: [{ type: 'Exported', status: 'True' }] });
     expect(importParents('cluster-b')[0]?.controllerName).toBeUndefined();
