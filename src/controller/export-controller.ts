@@ -71,6 +71,8 @@ interface MemberRuntime {
   readonly missingNamespaces: Set<string>;
   /** Imports we created (or found existing) that its objects did not show yet. */
   readonly created: Set<string>;
+  /** Pools whose status.parents[] entry its CRD strips of controllerName. */
+  readonly prunedPools: Set<string>;
   /** This member's worker: its reconcile passes, retried with backoff on failure. */
   readonly loop: ReconcileLoop<boolean>;
 }
@@ -91,6 +93,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
         starting: true,
         missingNamespaces: new Set<string>(),
         created: new Set<string>(),
+        prunedPools: new Set<string>(),
         loop: new ReconcileLoop<boolean>({
           pass: () => runMember(rt),
           failed: (f) => f,
@@ -162,6 +165,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
       now: () => rfc3339(new Date(now())),
       missingNamespaces: m.missingNamespaces,
       created: m.created,
+      prunedPools: m.prunedPools,
       record,
       logger: log,
       stillLeading: isLeader,
@@ -207,7 +211,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
     async reconcile() {
       await Promise.all(members.map((m) => m.loop.reconcile()));
     },
-    debug: () => record.debug(isLeader(), members.map((m) => ({ name: m.name, reachable: m.state !== undefined && !m.state.stale, synced: m.everSynced, missingNamespaces: [...m.missingNamespaces].sort() }))),
+    debug: () => record.debug(isLeader(), members.map((m) => ({ name: m.name, reachable: m.state !== undefined && !m.state.stale, synced: m.everSynced, missingNamespaces: [...m.missingNamespaces].sort(), controllerNamePruned: [...m.prunedPools].sort() }))),
     async stop() {
       if (stopped) return;
       stopped = true;

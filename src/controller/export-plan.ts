@@ -19,13 +19,16 @@
  *   with our entry naming the pool's cluster; False naming the lagging members;
  *   False NotSupported for any other annotation value. No annotation: removed.
  *   While a member it would name is still in its first list since start, the
- *   pool's status is left as it is (not known yet, not lagging).
+ *   pool's status is left as it is (not known yet, not lagging). Our entry is found
+ *   also when the member's CRD pruned its controllerName (export-pool-parent.ts); it
+ *   is then up to date when its conditions are, and more than one is never up to date.
  * - A member not listed since start, or whose pool is invalid, keeps the exports our
  *   entries record for it.
  */
 import type { Condition, InferencePool, InferencePoolImport } from '../model/types.js';
 import { EXPORT_ANNOTATION, GROUP_INFERENCE_X } from '../model/types.js';
 import type { RawCondition } from './import-status.js';
+import { controllerNamePruned, ownsPoolParent } from './export-pool-parent.js';
 
 export const EXPORT_VALUE = 'ClusterSet';
 /**
@@ -111,6 +114,8 @@ export interface MemberPoolStep {
   /** undefined: our parents[] entry must not exist. */
   readonly entry: PoolParentEntry | undefined;
   readonly upToDate: boolean;
+  /** Our entry as read lacks controllerName: the member's InferencePool CRD does not declare it. */
+  readonly pruned: boolean;
 }
 
 export interface ExportPlan {
@@ -215,14 +220,16 @@ export function planExports(input: ExportPlanInput): ExportPlan {
     for (const p of m.pools) {
       const { namespace, name } = p.metadata;
       const value = p.metadata.annotations[EXPORT_ANNOTATION];
-      const current = p.status.parents.find((s) => s.controllerName === me && s.parentRef.kind === 'InferencePoolImport');
+      const mine = p.status.parents.filter(ownsPoolParent(me, namespace, name));
+      const current = mine[0];
       if (value === undefined && !current) continue;
       const behind = value === EXPORT_VALUE ? lagging(members, keyOf(namespace, name), m.name, importIn, ourEntry) : [];
       // Not known yet rather than lagging: written once that member's first list ended.
       if (behind.some((b) => b.member.starting)) continue;
       const entry = value === undefined ? undefined : poolEntry(me, p, value, behind.map((b) => `${b.member.name} (${b.why})`));
-      const upToDate = entry === undefined ? current === undefined : current !== undefined && sameConditions(current.conditions, entry.conditions);
-      steps.push({ namespace, name, entry, upToDate });
+      // controllerName aside: a CRD that prunes it would otherwise have it rewritten on every pass.
+      const upToDate = entry === undefined ? current === undefined : mine.length === 1 && current !== undefined && sameConditions(current.conditions, entry.conditions);
+      steps.push({ namespace, name, entry, upToDate, pruned: current !== undefined && controllerNamePruned(current) });
     }
     pools.set(m.name, steps);
   }

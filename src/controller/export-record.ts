@@ -37,6 +37,8 @@ export interface MemberDebug {
   readonly reachable: boolean;
   readonly synced: boolean;
   readonly missingNamespaces: readonly string[];
+  /** Pools whose status.parents[] entry this member's InferencePool CRD strips of controllerName (a CRD before GIE v1.1.0). */
+  readonly controllerNamePruned: readonly string[];
 }
 
 export interface ExportDebug {

@@ -11,6 +11,7 @@ import type { ExportPlan, MemberImportStep, MemberPoolStep } from './export-plan
 import { CREATED_BY_ANNOTATION, keyOf } from './export-plan.js';
 import { MAX_CONTROLLERS } from './import-status.js';
 import { writeOwnEntry, type ExportClient, type RawEntry } from './export-writer.js';
+import { ownsPoolParent, PRUNABLE_POOL_PARENT_FIELDS } from './export-pool-parent.js';
 
 export interface MemberRun {
   readonly member: string;
@@ -22,6 +23,8 @@ export interface MemberRun {
   readonly missingNamespaces: Set<string>;
   /** Imports created here (or found existing on create) that the member's objects may not show yet; updated here. */
   readonly created: Set<string>;
+  /** Pools (namespace/name) whose status.parents[] entry the member's CRD strips of controllerName; updated here. */
+  readonly prunedPools: Set<string>;
   readonly record: ExportRecord;
   readonly logger: Logger;
   /** Checked between steps: a replica that lost the lease stops writing. */
@@ -141,24 +144,47 @@ async function poolStep(r: MemberRun, step: MemberPoolStep): Promise<StepResult 
   const action = entry ? 'pool-status' : 'pool-status-remove';
   const exported = entry?.conditions[0];
   const why = exported ? `Exported ${exported.status} (${exported.reason}): ${exported.message}` : 'export annotation removed';
-  if (step.upToDate) return { action, outcome: 'unchanged', why };
-  const ours = (e: RawEntry): boolean => {
-    const ref = e.parentRef as Record<string, unknown> | undefined;
-    return e.controllerName === r.controllerName && ref?.kind === 'InferencePoolImport';
-  };
+  const key = keyOf(namespace, name);
+  if (!entry) r.prunedPools.delete(key);
+  if (step.upToDate) {
+    if (entry) notePruned(r, key, step.pruned);
+    return { action, outcome: 'unchanged', why };
+  }
   const w = await writeOwnEntry({
     client: r.client,
     kind: 'InferencePool',
     namespace,
     name,
     field: 'parents',
-    isOurs: ours,
+    isOurs: ownsPoolParent(r.controllerName, namespace, name),
     desired: entry as unknown as RawEntry | undefined,
     maxEntries: MAX_POOL_PARENTS,
+    mayBePruned: PRUNABLE_POOL_PARENT_FIELDS,
     now: r.now(),
     retries: CONFLICT_RETRIES,
   });
+  if (entry && (w.outcome === 'written' || w.outcome === 'unchanged')) notePruned(r, key, w.pruned.length > 0);
   return { action, outcome: w.outcome, why };
+}
+
+/**
+ * Tracks the pools whose entry lost controllerName to the member's CRD, and tells the
+ * operator once per member (until none is left): the entry is still recognised by its
+ * parentRef, but the CRD is older than the one the export status needs.
+ */
+function notePruned(r: MemberRun, key: string, pruned: boolean): void {
+  if (!pruned) {
+    if (r.prunedPools.delete(key) && r.prunedPools.size === 0) r.logger.info({ member: r.member, pool: key }, `InferencePool status in ${r.member} keeps controllerName now`);
+    return;
+  }
+  if (r.prunedPools.has(key)) return;
+  if (r.prunedPools.size === 0) {
+    r.logger.warn(
+      { member: r.member, pool: key },
+      `InferencePool ${key} in ${r.member}: the API server dropped controllerName from our status.parents[] entry because the member's InferencePool CRD does not declare status.parents[].controllerName; the entry is recognised by its InferencePoolImport parentRef instead. Upgrade the GIE CRDs in ${r.member} to v1.1.0 or later`,
+    );
+  }
+  r.prunedPools.add(key);
 }
 
 /** A create refused because the namespace does not exist (a missing CRD is a 404 too). */

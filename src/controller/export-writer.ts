@@ -5,7 +5,9 @@
  *   through the /status subresource.
  * - Status writes touch only our own list entry (status.controllers[] of an
  *   import, status.parents[] of a pool): every other entry is written back as
- *   read. Merge-patches carry the read resourceVersion; a 409 re-reads and retries.
+ *   read. More than one entry taken for ours is collapsed into one. Fields the
+ *   server may prune (the CRD does not declare them) are compared only when the
+ *   live entry has them, and a write whose answer lacks them reports them. Merge-patches carry the read resourceVersion; a 409 re-reads and retries.
  * - A delete carries the read resourceVersion as a precondition, so an import
  *   another controller just claimed is not deleted from under it.
  * - Every request is bounded (the member's kubernetes.requestTimeoutMs, applied by
@@ -31,7 +33,8 @@ export interface ExportClient {
   /** Creates it with metadata only; `annotations` mark it as created by us. */
   createImport(namespace: string, name: string, annotations?: Record<string, string>): Promise<void>;
   deleteImport(namespace: string, name: string, resourceVersion: string | undefined): Promise<void>;
-  patchStatus(kind: 'InferencePool' | 'InferencePoolImport', namespace: string, name: string, patch: object): Promise<void>;
+  /** Resolves to the object as the server stored it (pruned of what its CRD does not declare). */
+  patchStatus(kind: 'InferencePool' | 'InferencePoolImport', namespace: string, name: string, patch: object): Promise<RawStatusObject | undefined>;
 }
 
 export function createExportClient(kc: KubeConfig): ExportClient {
@@ -58,7 +61,7 @@ export function createExportClient(kc: KubeConfig): ExportClient {
     },
     async patchStatus(kind, namespace, name, body) {
       const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-      await api.patchNamespacedCustomObjectStatus({ ...target(RESOURCE_SPECS[kind], namespace, name), body }, options);
+      return (await api.patchNamespacedCustomObjectStatus({ ...target(RESOURCE_SPECS[kind], namespace, name), body }, options)) as RawStatusObject;
     },
   };
 }
@@ -77,41 +80,66 @@ export interface OwnEntryWrite {
   readonly desired: RawEntry | undefined;
   /** The list's size limit (the CRD's maxItems). */
   readonly maxEntries?: number;
+  /** Fields of `desired` the server may prune: compared only when the live entry has them. */
+  readonly mayBePruned?: readonly string[];
   readonly now: string;
   readonly retries: number;
 }
 
+export interface OwnEntryResult {
+  readonly outcome: EntryOutcome;
+  readonly attempts: number;
+  /** Of `mayBePruned`: the fields our entry lacks as the server holds it (read, or answered to our write). */
+  readonly pruned: readonly string[];
+}
+
 /** Adds, replaces or removes our entry only; re-reads and retries on 409. */
-export async function writeOwnEntry(w: OwnEntryWrite): Promise<{ outcome: EntryOutcome; attempts: number }> {
+export async function writeOwnEntry(w: OwnEntryWrite): Promise<OwnEntryResult> {
+  const result = (outcome: EntryOutcome, attempts: number, held?: RawEntry): OwnEntryResult => ({ outcome, attempts, pruned: held && w.desired ? missing(w, w.desired, held) : [] });
   for (let attempt = 1; attempt <= w.retries + 1; attempt++) {
     const live = await w.client.get(w.kind, w.namespace, w.name);
-    if (!live) return { outcome: 'gone', attempts: attempt };
-    const raw = live.status?.[w.field];
-    const entries = Array.isArray(raw) ? (raw as RawEntry[]) : [];
-    const index = entries.findIndex(w.isOurs);
-    const current = index >= 0 ? entries[index] : undefined;
+    if (!live) return result('gone', attempt);
+    const entries = listOf(live, w.field);
+    const ours = entries.filter(w.isOurs);
+    const current = ours[0];
     let next: RawEntry[];
     let outcome: EntryOutcome;
     if (w.desired === undefined) {
-      if (index < 0) return { outcome: 'unchanged', attempts: attempt };
-      next = entries.filter((_, i) => i !== index);
+      if (current === undefined) return result('unchanged', attempt);
+      next = entries.filter((e) => !ours.includes(e));
       outcome = 'removed';
     } else {
       const conditions = carryTransitionTimes((w.desired.conditions ?? []) as RawCondition[], current?.conditions, w.now);
       const entry: RawEntry = { ...w.desired, conditions };
-      if (current && sameEntry(current, entry)) return { outcome: 'unchanged', attempts: attempt };
-      if (index < 0 && w.maxEntries !== undefined && entries.length >= w.maxEntries) return { outcome: 'full', attempts: attempt };
-      next = index >= 0 ? entries.map((e, i) => (i === index ? entry : e)) : [...entries, entry];
+      if (current && ours.length === 1 && sameEntry(current, withoutFields(entry, missing(w, entry, current)))) return result('unchanged', attempt, current);
+      if (!current && w.maxEntries !== undefined && entries.length >= w.maxEntries) return result('full', attempt);
+      // Ours replaced in place; any further entry taken for ours goes.
+      next = entries.flatMap((e) => (e === current ? [entry] : ours.includes(e) ? [] : [e]));
+      if (!current) next.push(entry);
       outcome = 'written';
     }
     try {
-      await w.client.patchStatus(w.kind, w.namespace, w.name, { metadata: { resourceVersion: live.metadata?.resourceVersion }, status: { [w.field]: next } });
-      return { outcome, attempts: attempt };
+      const answer = await w.client.patchStatus(w.kind, w.namespace, w.name, { metadata: { resourceVersion: live.metadata?.resourceVersion }, status: { [w.field]: next } });
+      return result(outcome, attempt, answer ? listOf(answer, w.field).find(w.isOurs) : undefined);
     } catch (err) {
       const status = httpStatusOf(err);
-      if (status === 404) return { outcome: 'gone', attempts: attempt };
+      if (status === 404) return result('gone', attempt);
       if (status !== 409) throw err;
     }
   }
-  return { outcome: 'conflict', attempts: w.retries + 1 };
+  return result('conflict', w.retries + 1);
+}
+
+function listOf(o: RawStatusObject, field: string): RawEntry[] {
+  const raw = o.status?.[field];
+  return Array.isArray(raw) ? (raw as RawEntry[]) : [];
+}
+
+/** The prunable fields `desired` has and `held` lacks. */
+function missing(w: OwnEntryWrite, desired: RawEntry, held: RawEntry): string[] {
+  return (w.mayBePruned ?? []).filter((f) => desired[f] !== undefined && held[f] === undefined);
+}
+
+function withoutFields(entry: RawEntry, fields: readonly string[]): RawEntry {
+  return Object.fromEntries(Object.entries(entry).filter(([k]) => !fields.includes(k))) as RawEntry;
 }

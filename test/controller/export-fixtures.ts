@@ -32,6 +32,13 @@ export interface ReplicaOptions {
 export type Entry = { name: string; exportingClusters?: { name: string }[]; conditions?: { type: string; status: string; reason: string; message: string }[] };
 export type Parent = { parentRef: Record<string, string>; controllerName: string; conditions: { type: string; status: string; reason: string; message: string }[] };
 
+/** What GIE v1.0.x's InferencePool CRD keeps of a status.parents[] entry (no controllerName); for KubeApiServer.pruneStatus. */
+export function pruneGieV10PoolStatus(status: unknown): unknown {
+  const s = status as { parents?: Record<string, unknown>[] };
+  if (!Array.isArray(s.parents)) return s;
+  return { ...s, parents: s.parents.map(({ parentRef, conditions }) => ({ parentRef, conditions })) };
+}
+
 export class ClusterSetEnv {
   readonly servers = new Map<string, KubeApiServer>();
   readonly kubeconfigs = new Map<string, string>();

@@ -110,7 +110,19 @@ describe('planExports', () => {
     const ourParent = { parentRef: { group: 'inference.networking.x-k8s.io', kind: 'InferencePoolImport', name: 'llm', namespace: 'ns' }, controllerName: ME, conditions: [] };
     const gw = { parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }, controllerName: 'example.com/gw', conditions: [] };
     const removed = plan([member('a', { pools: [pool('llm', undefined, [gw, ourParent]), pool('plain', undefined, [gw])] })]);
-    expect(removed.pools.get('a')).toEqual([{ namespace: 'ns', name: 'llm', entry: undefined, upToDate: false }]);
+    expect(removed.pools.get('a')).toEqual([{ namespace: 'ns', name: 'llm', entry: undefined, upToDate: false, pruned: false }]);
+  });
+  it('pool status: our entry stripped of controllerName (a CRD without it) is found by its parentRef and up to date when its conditions are; two are never up to date', () => {
+    const exported = { type: 'Exported', status: 'True' as const, reason: 'Exported', message: 'InferencePoolImport present in every member', observedGeneration: 3 };
+    const stripped = { parentRef: { group: 'inference.networking.x-k8s.io', kind: 'InferencePoolImport', name: 'llm', namespace: 'ns' }, conditions: [exported] };
+    const imports = [imp('llm', [entry(ME, ['a'])])];
+    const step = (parents: InferencePool['status']['parents']) => plan([member('a', { pools: [pool('llm', 'ClusterSet', parents)], imports })]).pools.get('a')?.[0];
+    expect(step([stripped])).toMatchObject({ upToDate: true, pruned: true });
+    expect(step([{ ...stripped, controllerName: ME }])).toMatchObject({ upToDate: true, pruned: false });
+    expect(step([stripped, stripped])).toMatchObject({ upToDate: false, pruned: true });
+    expect(step([{ ...stripped, conditions: [{ ...exported, status: 'False', reason: 'Pending' }] }])).toMatchObject({ upToDate: false, pruned: true });
+    // Another controller's entry naming the same import is not ours.
+    expect(step([{ ...stripped, controllerName: 'example.com/other-exporter' }])).toMatchObject({ upToDate: false, pruned: false });
   });
   it('a member still in its first list: pool statuses that would name it are left as they are; its imports are not created again while a create is in flight to its cache', () => {
     const exporting = pool('llm', 'ClusterSet');

@@ -10,7 +10,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { startRouter } from '../../src/runtime/router.js';
-import { ClusterSetEnv } from '../controller/export-fixtures.js';
+import { ClusterSetEnv, pruneGieV10PoolStatus } from '../controller/export-fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import { waitFor } from '../sources/kubernetes/kube-fixtures.js';
 import { MAIN, ROOT, ensureBuilt } from './cli-process.js';
 
@@ -62,6 +63,44 @@ describe('mcip-router --export-controller', () => {
     expect(await exited).toBe(0);
     const lease = env.server('cluster-a').get('leases', 'mcip', 'mcip-router-export-controller') as { spec: { holderIdentity: string } } | undefined;
     expect(lease?.spec.holderIdentity).toBe('');
+  }, 40_000);
+
+  it('on a member whose InferencePool CRD has no status.parents[].controllerName: one pool entry, the warning once, the pool in /debug/exports', async () => {
+    for (const m of env.names) env.server(m).pruneStatus('inferencepools', pruneGieV10PoolStatus);
+    const child = spawn(process.execPath, [MAIN, '--export-controller', '--config', await configFile(false)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const lines = () => out.split('\n').flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as { level: string; msg?: string; admin?: string; member?: string; pool?: string }] : []));
+    try {
+      const running = await waitFor(() => lines().find((l) => l.msg === 'mcip-router export controller running'), 15_000, 'running');
+      env.exportPool('cluster-b', 'llm');
+      const ours = () => env.parents('cluster-b', 'llm').filter((p) => p.parentRef.kind === 'InferencePoolImport');
+      await waitFor(() => ours()[0]?.conditions[0]?.status === 'True', 8000, 'Exported True');
+      type Debug = { members: { name: string; controllerNamePruned: string[] }[] };
+      const debug = async () => (await (await fetch(`http://${running.admin}/debug/exports`)).json()) as Debug;
+      await eventually(async () => expect((await debug()).members.find((m) => m.name === 'cluster-b')?.controllerNamePruned).toEqual(['default/llm']), 5000);
+      const writes = env.server('cluster-b').writes('inferencepools', 'status').length;
+      // Another pass for every member: a change to an object in each.
+      env.exportPool('cluster-a', 'other', 'default', 'Elsewhere');
+      await waitFor(() => env.parents('cluster-a', 'other').length === 1, 8000, 'a pass ran');
+      expect(ours()).toHaveLength(1);
+      expect(env.server('cluster-b').writes('inferencepools', 'status').length).toBe(writes);
+      const warned = () => lines().filter((l) => l.level === 'warn' && l.msg?.includes('status.parents[].controllerName'));
+      // Once per member (cluster-a's first such pool is the unsupported one); its entry's write answer tells.
+      const expected = [
+        ['cluster-a', 'default/other'],
+        ['cluster-b', 'default/llm'],
+      ];
+      await eventually(() => expect(warned().map((l) => [l.member, l.pool]).sort()).toEqual(expected), 5000);
+      // No more warnings with more pools: the controller said it for each member already.
+      env.exportPool('cluster-b', 'third', 'default', 'Elsewhere');
+      await eventually(async () => expect((await debug()).members.find((m) => m.name === 'cluster-b')?.controllerNamePruned).toEqual(['default/llm', 'default/third']), 5000);
+      expect(warned().map((l) => [l.member, l.pool]).sort()).toEqual(expected);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   }, 40_000);
 
   it('runs inside a router with exportController.enabled (its /debug/exports and metrics)', async () => {
