@@ -261,9 +261,8 @@ export class EppRelay implements Processor, AttemptOwner {
   }
 
   private attemptOn(candidate: EppCandidate, replay: readonly Buffer[]): EppAttempt {
-    const a = new EppAttempt(this.envoy, candidate, this.ctx, this, replay);
     const waits = this.writer.waits;
-    if (waits.inputEnded) a.endInput();
+    const a = new EppAttempt(this.envoy, waits, candidate, this.ctx, this, replay);
     // FULL_DUPLEX_STREAMED: EPPs answer once the body is complete; other modes answer at once.
     if (!waits.requestDuplex || waits.requestComplete) a.arm();
     return a;
