@@ -15,6 +15,7 @@ import { EppAttempt, type AttemptOwner, type EppCandidate } from './epp-attempt.
 import type { EnvoyWriter, Flow } from './envoy-writer.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { FailoverPlan } from './failover-plan.js';
+import type { HeldBound } from './held-bytes.js';
 import type { StreamOutcome } from './observer.js';
 import type { EnvoySide, Processor } from './processor.js';
 import { ReplayLog } from './replay-log.js';
@@ -55,11 +56,10 @@ export class EppRelay implements Processor, AttemptOwner {
 
   // ---- Envoy -> EPP ----------------------------------------------------------------
 
-  message(m: EnvoyMessage): void {
+  message(m: EnvoyMessage, over: HeldBound | undefined): void {
     const p = this.phase;
-    if (p.t === 'router') return p.answers.message(m);
+    if (p.t === 'router') return p.answers.message(m, over);
     if (p.t === 'done') return;
-    const over = this.writer.record(m);
     if (over !== undefined) {
       // Shed this request rather than grow the heap: the stream's close disposes this relay.
       this.envoy.fail(new RouterError(ErrorCode.OverCapacity, this.ctx.held.describe(over)));
@@ -72,7 +72,6 @@ export class EppRelay implements Processor, AttemptOwner {
   }
 
   endOfInput(): void {
-    this.writer.inputEnded();
     const p = this.phase;
     if (p.t === 'router') p.answers.endOfInput();
     else if (p.t !== 'done') p.attempt.endInput();
