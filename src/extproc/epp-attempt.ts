@@ -227,8 +227,6 @@ export class EppAttempt {
   private readonly onData = (msg: Buffer): void => {
     const p = this.phase;
     if (p.t === 'open') {
-      clearTimeout(p.answerDeadline);
-      clearTimeout(p.backlog?.readDeadline);
       this.enter({ t: 'answered', call: p.call, backedUp: p.backlog !== undefined });
       this.settings.observer.eppFirstResponse(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
     } else if (p.t !== 'answered') {
@@ -251,10 +249,7 @@ export class EppAttempt {
   /** True when no report is due any more; a released call's end or failure just ends it. */
   private settled(): boolean {
     const p = this.phase;
-    if (p.t === 'released') {
-      clearTimeout(p.grace);
-      this.enter(ENDED);
-    }
+    if (p.t === 'released') this.enter(ENDED);
     return this.phase.t === 'ended';
   }
 
@@ -264,13 +259,23 @@ export class EppAttempt {
     this.owner.onEppFailure(this, reason, err);
   }
 
-  /** The one way the phase changes (after the constructor's first). */
+  /**
+   * The one way the phase changes (after the constructor's first). A phase's
+   * timers are its own: those of the phase left stop here, except the answer
+   * deadline an opening call carries over from `connecting` to `open`.
+   */
   private enter(next: Phase): void {
+    const p = this.phase;
     this.phase = next;
+    if (p.t === 'open') {
+      clearTimeout(p.answerDeadline);
+      clearTimeout(p.backlog?.readDeadline);
+    } else if (p.t === 'connecting' && next.t !== 'open') clearTimeout(p.answerDeadline);
+    else if (p.t === 'released') clearTimeout(p.grace);
   }
 
   /**
-   * Leaves a live phase for `ended`: stops its deadlines, resumes Envoy if this
+   * Leaves a live phase for `ended` (its deadlines stop), resumes Envoy if this
    * attempt held it (the next attempt or the router's own answers start from a
    * flowing stream). Returns the call, if one was open; undefined when already over.
    */
@@ -278,8 +283,6 @@ export class EppAttempt {
     const p = this.phase;
     if (p.t === 'released' || p.t === 'ended') return undefined;
     this.enter(ENDED);
-    if (p.t !== 'answered') clearTimeout(p.answerDeadline);
-    if (p.t === 'open') clearTimeout(p.backlog?.readDeadline);
     if (holdsEnvoy(p)) this.envoy.resume();
     this.settings.observer.eppStreamFinished(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
     return p.t === 'connecting' ? undefined : p.call;

@@ -254,12 +254,14 @@ describe('EppAttempt', () => {
       expect(owner.events).toEqual(['msg h']);
     });
 
-    it('dispose while connecting: Envoy resumed, no call started, nothing reported, the EPP stream observed once', async () => {
+    it('dispose while connecting: Envoy resumed, its answer deadline stopped, no call started, nothing reported, the EPP stream observed once', async () => {
       const { envoy, pool, owner, observer, attempt, call } = setup(20);
       attempt.arm();
       expect(envoy.paused).toBe(true);
+      expect(vi.getTimerCount()).toBe(1);
       attempt.dispose();
       expect(envoy.paused).toBe(false);
+      expect(vi.getTimerCount()).toBe(0);
       await pool.complete(call);
       vi.advanceTimersByTime(100);
       expect(pool.opened).toHaveLength(0);
