@@ -85,12 +85,12 @@ export class EnvoyWriter {
     return this.backedUp;
   }
 
-  /** Books one of Envoy's messages. Returns the held-bytes bound it passed, if any. */
+  /** Books one of Envoy's messages (the stream does, before its processor sees it). Returns the held-bytes bound it passed, if any. */
   record(m: EnvoyMessage): HeldBound | undefined {
     return this.ledger!.fromEnvoy(m);
   }
 
-  /** Envoy half-closed its side. */
+  /** Books Envoy's half-close (the stream does, before its processor hears of it). */
   inputEnded(): void {
     if (this.ledger !== undefined) this.ledger.inputEnded = true;
   }

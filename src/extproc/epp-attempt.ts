@@ -8,6 +8,7 @@ import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { FailureReason } from '../signals/types.js';
 import type { Candidate } from '../snapshot/types.js';
 import type { EppCall, EppClient, EppRequestHeaders } from './epp-call.js';
+import type { EnvoyLedger } from './envoy-ledger.js';
 import { ErrorCode, RouterError } from './errors.js';
 import type { DataPathObserver } from './observer.js';
 
@@ -19,6 +20,9 @@ export interface EnvoyInput {
   pause(): void;
   resume(): void;
 }
+
+/** What an attempt asks the stream's ledger, the owner of what Envoy sent: whether Envoy half-closed. */
+export type EnvoySent = Pick<EnvoyLedger, 'inputEnded'>;
 
 export interface AttemptOwner {
   onEppMessage(attempt: EppAttempt, msg: Buffer): void;
@@ -58,12 +62,12 @@ const ENDED: Phase = { t: 'ended' };
 
 export class EppAttempt {
   private phase: Phase;
-  /** Envoy half-closed: the call is half-closed too once open. */
-  private inputEnded = false;
   private readonly startedAt = performance.now();
 
   constructor(
     private readonly envoy: EnvoyInput,
+    /** Envoy half-closed (`inputEnded`): the call is half-closed too once open. */
+    private readonly sent: EnvoySent,
     readonly candidate: EppCandidate,
     private readonly settings: AttemptSettings,
     private readonly owner: AttemptOwner,
@@ -84,9 +88,8 @@ export class EppAttempt {
     else if (p.t === 'open' || p.t === 'answered') this.write(p, msg);
   }
 
-  /** Envoy half-closed: so does the EPP call, once open. */
+  /** Envoy half-closed (the ledger says so now): so does the EPP call, if open; a call opened later is half-closed when it opens. */
   endInput(): void {
-    this.inputEnded = true;
     const p = this.phase;
     if (p.t === 'open' || p.t === 'answered') p.call.end();
   }
@@ -126,16 +129,17 @@ export class EppAttempt {
 
   /**
    * Ends the attempt without a report, like dispose(), except for a call that is
-   * open and half-closed (endInput()): Envoy resets every stream right after its
-   * half-close, finished or not, and the EPP is ending this call itself. It is
-   * read to its end (nothing more reaches the owner) and cancelled only if the
-   * EPP has not ended it within `releaseGraceMs`: an RST_STREAM per request would
-   * cost CPU and trip the HTTP/2 rapid-reset limit of Node-based EPPs (1,000 per
-   * connection, then GOAWAY).
+   * open and half-closed (Envoy half-closed, as the ledger says): Envoy resets
+   * every stream right after its half-close, finished or not, and the EPP is
+   * ending this call itself. It is read to its end (nothing more reaches the
+   * owner) and cancelled only if the EPP has not ended it within
+   * `releaseGraceMs`: an RST_STREAM per request would cost CPU and trip the
+   * HTTP/2 rapid-reset limit of Node-based EPPs (1,000 per connection, then
+   * GOAWAY).
    */
   release(): void {
     const p = this.phase;
-    if ((p.t !== 'open' && p.t !== 'answered') || !this.inputEnded) {
+    if ((p.t !== 'open' && p.t !== 'answered') || !this.sent.inputEnded) {
       this.dispose();
       return;
     }
@@ -172,7 +176,7 @@ export class EppAttempt {
     open.backlog = undefined;
     if (full) this.backUp(open, true);
     else this.envoy.resume();
-    if (this.inputEnded) call.end();
+    if (this.sent.inputEnded) call.end();
   }
 
   /**
@@ -223,8 +227,6 @@ export class EppAttempt {
   private readonly onData = (msg: Buffer): void => {
     const p = this.phase;
     if (p.t === 'open') {
-      clearTimeout(p.answerDeadline);
-      clearTimeout(p.backlog?.readDeadline);
       this.enter({ t: 'answered', call: p.call, backedUp: p.backlog !== undefined });
       this.settings.observer.eppFirstResponse(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
     } else if (p.t !== 'answered') {
@@ -247,10 +249,7 @@ export class EppAttempt {
   /** True when no report is due any more; a released call's end or failure just ends it. */
   private settled(): boolean {
     const p = this.phase;
-    if (p.t === 'released') {
-      clearTimeout(p.grace);
-      this.enter(ENDED);
-    }
+    if (p.t === 'released') this.enter(ENDED);
     return this.phase.t === 'ended';
   }
 
@@ -260,13 +259,23 @@ export class EppAttempt {
     this.owner.onEppFailure(this, reason, err);
   }
 
-  /** The one way the phase changes (after the constructor's first). */
+  /**
+   * The one way the phase changes (after the constructor's first). A phase's
+   * timers are its own: those of the phase left stop here, except the answer
+   * deadline an opening call carries over from `connecting` to `open`.
+   */
   private enter(next: Phase): void {
+    const p = this.phase;
     this.phase = next;
+    if (p.t === 'open') {
+      clearTimeout(p.answerDeadline);
+      clearTimeout(p.backlog?.readDeadline);
+    } else if (p.t === 'connecting' && next.t !== 'open') clearTimeout(p.answerDeadline);
+    else if (p.t === 'released') clearTimeout(p.grace);
   }
 
   /**
-   * Leaves a live phase for `ended`: stops its deadlines, resumes Envoy if this
+   * Leaves a live phase for `ended` (its deadlines stop), resumes Envoy if this
    * attempt held it (the next attempt or the router's own answers start from a
    * flowing stream). Returns the call, if one was open; undefined when already over.
    */
@@ -274,8 +283,6 @@ export class EppAttempt {
     const p = this.phase;
     if (p.t === 'released' || p.t === 'ended') return undefined;
     this.enter(ENDED);
-    if (p.t !== 'answered') clearTimeout(p.answerDeadline);
-    if (p.t === 'open') clearTimeout(p.backlog?.readDeadline);
     if (holdsEnvoy(p)) this.envoy.resume();
     this.settings.observer.eppStreamFinished(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
     return p.t === 'connecting' ? undefined : p.call;

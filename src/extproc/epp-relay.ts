@@ -15,6 +15,7 @@ import { describeFailure, EppAttempt, type AttemptOwner, type EppCandidate } fro
 import type { EnvoyWriter, Flow } from './envoy-writer.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { FailoverPlan } from './failover-plan.js';
+import type { HeldBound } from './held-bytes.js';
 import type { StreamOutcome } from './observer.js';
 import type { EnvoySide, Processor } from './processor.js';
 import { ReplayLog } from './replay-log.js';
@@ -55,11 +56,10 @@ export class EppRelay implements Processor, AttemptOwner {
 
   // ---- Envoy -> EPP ----------------------------------------------------------------
 
-  message(m: EnvoyMessage): void {
+  message(m: EnvoyMessage, over: HeldBound | undefined): void {
     const p = this.phase;
-    if (p.t === 'router') return p.answers.message(m);
+    if (p.t === 'router') return p.answers.message(m, over);
     if (p.t === 'done') return;
-    const over = this.writer.record(m);
     if (over !== undefined) {
       // Shed this request rather than grow the heap: the stream's close disposes this relay.
       this.envoy.fail(new RouterError(ErrorCode.OverCapacity, this.ctx.held.describe(over)));
@@ -72,7 +72,6 @@ export class EppRelay implements Processor, AttemptOwner {
   }
 
   endOfInput(): void {
-    this.writer.inputEnded();
     const p = this.phase;
     if (p.t === 'router') p.answers.endOfInput();
     else if (p.t !== 'done') p.attempt.endInput();
@@ -267,9 +266,8 @@ export class EppRelay implements Processor, AttemptOwner {
 
   private attemptOn(candidate: EppCandidate, replay: readonly Buffer[]): EppAttempt {
     this.envoy.attemptStarted?.(candidate);
-    const a = new EppAttempt(this.envoy, candidate, this.ctx, this, replay);
     const waits = this.writer.waits;
-    if (waits.inputEnded) a.endInput();
+    const a = new EppAttempt(this.envoy, waits, candidate, this.ctx, this, replay);
     // FULL_DUPLEX_STREAMED: EPPs answer once the body is complete; other modes answer at once.
     if (!waits.requestDuplex || waits.requestComplete) a.arm();
     return a;

@@ -9,6 +9,7 @@ import type { EppRequestHeaders } from './epp-call.js';
 import type { Candidate } from '../snapshot/types.js';
 import type { EnvoyWriter } from './envoy-writer.js';
 import type { RouterError } from './errors.js';
+import type { HeldBound } from './held-bytes.js';
 import type { StreamOutcome, StreamTrace } from './observer.js';
 
 /** What a processor may do to Envoy's stream. */
@@ -38,10 +39,19 @@ export interface EnvoySide {
   fail(err: RouterError): void;
 }
 
+/**
+ * A stream's processor. The stream books each of Envoy's messages (and its
+ * half-close) in its writer's ledger before handing it on: a processor reads
+ * what Envoy sent and waits for from `writer.waits` and never books anything.
+ */
 export interface Processor {
-  /** One of Envoy's messages, in order, read once by the stream. */
-  message(m: EnvoyMessage): void;
-  /** Envoy half-closed its side: no more messages will come. */
+  /**
+   * One of Envoy's messages, in order, read once and already booked by the
+   * stream. `over`: the held-bytes bound its booking passed (a
+   * FULL_DUPLEX_STREAMED body chunk Envoy waits to have echoed), if any.
+   */
+  message(m: EnvoyMessage, over: HeldBound | undefined): void;
+  /** Envoy half-closed its side (booked: `writer.waits.inputEnded`): no more messages will come. */
   endOfInput(): void;
   /** Releases everything (cancels an EPP call); called exactly once, by the stream's close(). */
   dispose(): void;

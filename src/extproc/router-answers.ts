@@ -8,6 +8,7 @@
  * process budget: then it goes early and the body streams through.
  */
 import type { EnvoyMessage } from '../protocol/envoy-message.js';
+import type { HeldBound } from './held-bytes.js';
 import type { StreamOutcome } from './observer.js';
 import type { EnvoySide, Processor } from './processor.js';
 
@@ -25,9 +26,8 @@ export class RouterAnswers implements Processor {
     if (outcome === 'passthrough') envoy.decided('passthrough');
   }
 
-  message(m: EnvoyMessage): void {
+  message(_m: EnvoyMessage, over: HeldBound | undefined): void {
     const writer = this.envoy.writer;
-    const over = writer.record(m);
     const waits = writer.waits;
     if (!waits.awaitingRequestHeaders) {
       writer.answerPending();

@@ -2,7 +2,8 @@
  * One ext_proc stream from Envoy: reads each of Envoy's messages once, routes
  * the first (route match, then the picker over the live signal view), chooses
  * the processor once (EppRelay for an EPP candidate, RouterAnswers for a
- * parent or pass-through) and hands it every message. One idempotent
+ * parent or pass-through) and hands it every message, booked first in its
+ * writer's ledger (the one record of what Envoy sent). One idempotent
  * close(outcome), reached on end, error and cancel, releases the processor and
  * reports the stream exactly once. Every write to Envoy goes through its
  * EnvoyWriter.
@@ -165,7 +166,8 @@ export class ExtProcStream implements EnvoySide {
         }
         phase = this.phase = { t: 'active', processor };
       }
-      phase.processor.message(m);
+      // Booked here, once, before the processor sees it (throws when out of Envoy's order).
+      phase.processor.message(m, this.writer.record(m));
     } catch (err) {
       this.fail(RouterError.from(err).withContext(m.case));
     }
@@ -177,6 +179,7 @@ export class ExtProcStream implements EnvoySide {
         this.finish('passthrough');
         return;
       case 'active':
+        this.writer.inputEnded();
         this.phase.processor.endOfInput();
         return;
       case 'closed':

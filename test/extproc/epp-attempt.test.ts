@@ -41,8 +41,13 @@ function setup(timeoutMs = 0, releaseGraceMs?: number) {
   const observer = new RecordingObserver();
   const replayed = [Buffer.from('h'), Buffer.from('b')];
   const settings = { pool: pool.asPool(), observer, attemptTimeoutMs: timeoutMs, releaseGraceMs: releaseGraceMs ?? DEFAULT_EXT_PROC.releaseGraceMs };
-  const attempt = new EppAttempt(envoy, candidate, settings, owner, replayed);
-  return { envoy, pool, owner, observer, attempt, call: new FakeEppCall() };
+  const attempt = new EppAttempt(envoy, envoy.writer.waits, candidate, settings, owner, replayed);
+  /** Envoy half-closes, as the relay hands it on: booked in the stream's ledger, then the attempt is told. */
+  const halfClose = (): void => {
+    envoy.writer.inputEnded();
+    attempt.endInput();
+  };
+  return { envoy, pool, owner, observer, attempt, halfClose, call: new FakeEppCall() };
 }
 
 describe('EppAttempt', () => {
@@ -124,9 +129,9 @@ describe('EppAttempt', () => {
 
   describe('release (Envoy reset a stream it had half-closed)', () => {
     it('a half-closed call is read to its end by the EPP, not cancelled; nothing more reaches the owner', async () => {
-      const { pool, owner, observer, attempt, call } = setup(0, 30);
+      const { pool, owner, observer, attempt, halfClose, call } = setup(0, 30);
       await pool.complete(call);
-      attempt.endInput();
+      halfClose();
       attempt.pauseEpp();
       expect(call.paused).toBe(true);
       attempt.release();
@@ -141,9 +146,9 @@ describe('EppAttempt', () => {
     });
 
     it('a call the EPP does not end within the grace period is cancelled then', async () => {
-      const { pool, owner, attempt, call } = setup(0, 30);
+      const { pool, owner, attempt, halfClose, call } = setup(0, 30);
       await pool.complete(call);
-      attempt.endInput();
+      halfClose();
       attempt.release();
       await new Promise((r) => setTimeout(r, 10));
       expect(call.cancelled).toBe(false);
@@ -153,9 +158,9 @@ describe('EppAttempt', () => {
     });
 
     it('an EPP failing the released call just ends it (no report, no cancel)', async () => {
-      const { pool, owner, attempt, call } = setup(0, 30);
+      const { pool, owner, attempt, halfClose, call } = setup(0, 30);
       await pool.complete(call);
-      attempt.endInput();
+      halfClose();
       attempt.release();
       call.status(GrpcStatus.UNAVAILABLE, 'gone');
       await new Promise((r) => setTimeout(r, 60));
@@ -171,8 +176,8 @@ describe('EppAttempt', () => {
         expect(call.cancelled).toBe(true);
       }
       {
-        const { pool, attempt, call } = setup(0, 30);
-        attempt.endInput();
+        const { pool, attempt, halfClose, call } = setup(0, 30);
+        halfClose();
         attempt.release();
         await pool.complete(call);
         expect(pool.opened).toHaveLength(0);
@@ -181,13 +186,13 @@ describe('EppAttempt', () => {
   });
 
   it('a call that fails while the replay is written is reported once and not half-closed', async () => {
-    const { envoy, pool, owner, attempt, call } = setup();
+    const { envoy, pool, owner, attempt, halfClose, call } = setup();
     call.write = (b: Buffer): boolean => {
       call.written.push(b);
       call.status(GrpcStatus.UNAVAILABLE, 'gone');
       return true;
     };
-    attempt.endInput();
+    halfClose();
     await pool.complete(call);
     expect(owner.events).toEqual(['fail stream']);
     expect(call.ended).toBe(false);
@@ -249,12 +254,14 @@ describe('EppAttempt', () => {
       expect(owner.events).toEqual(['msg h']);
     });
 
-    it('dispose while connecting: Envoy resumed, no call started, nothing reported, the EPP stream observed once', async () => {
+    it('dispose while connecting: Envoy resumed, its answer deadline stopped, no call started, nothing reported, the EPP stream observed once', async () => {
       const { envoy, pool, owner, observer, attempt, call } = setup(20);
       attempt.arm();
       expect(envoy.paused).toBe(true);
+      expect(vi.getTimerCount()).toBe(1);
       attempt.dispose();
       expect(envoy.paused).toBe(false);
+      expect(vi.getTimerCount()).toBe(0);
       await pool.complete(call);
       vi.advanceTimersByTime(100);
       expect(pool.opened).toHaveLength(0);

@@ -7,7 +7,7 @@ import type { RouterError } from '../../src/extproc/errors.js';
 import type { StreamOutcome } from '../../src/extproc/observer.js';
 import { EnvoyWriter, type EnvoyCall } from '../../src/extproc/envoy-writer.js';
 import type { HeldBytes } from '../../src/extproc/held-bytes.js';
-import type { EnvoySide } from '../../src/extproc/processor.js';
+import type { EnvoySide, Processor } from '../../src/extproc/processor.js';
 import { readEnvoyMessage, type EnvoyMessage } from '../../src/protocol/envoy-message.js';
 import { decodeResponse, encodeRequest, type ProcessingResponse, type ProtocolConfiguration } from '../../src/protocol/codec.js';
 import type { BodySendMode } from '../../src/protocol/constants.js';
@@ -87,6 +87,26 @@ export class FakeEnvoy implements EnvoySide {
     this.failed = err;
     this.writer.close();
   }
+  /**
+   * `p` as the stream drives it: each of Envoy's messages, and the half-close,
+   * booked in the writer's ledger before `p` gets it; nothing once the stream is
+   * over (finished or failed).
+   */
+  drive(p: Processor): DrivenProcessor {
+    const writer = this.writer;
+    const over = (): boolean => this.finished !== undefined || this.failed !== undefined;
+    return {
+      message: (m) => {
+        if (!over()) p.message(m, writer.record(m));
+      },
+      endOfInput: () => {
+        if (over()) return;
+        writer.inputEnded();
+        p.endOfInput();
+      },
+      dispose: () => p.dispose(),
+    };
+  }
   /** The sent responses, decoded. */
   responses(): ProcessingResponse[] {
     return this.sent.map((b) => decodeResponse(b));
@@ -95,6 +115,13 @@ export class FakeEnvoy implements EnvoySide {
   kinds(): string[] {
     return this.responses().map((r) => r.response ?? 'none');
   }
+}
+
+/** A processor as FakeEnvoy.drive() hands it Envoy's messages. */
+export interface DrivenProcessor {
+  message(m: EnvoyMessage): void;
+  endOfInput(): void;
+  dispose(): void;
 }
 
 /** One of Envoy's messages as the stream hands it to a processor. */

@@ -7,7 +7,6 @@ import { AnswerGuardReport } from '../../src/extproc/answer-report.js';
 import { HeldBytes } from '../../src/extproc/held-bytes.js';
 import { EppRelay, type EppCandidate, type RelayContext } from '../../src/extproc/epp-relay.js';
 import { FailOpenEndpoints } from '../../src/extproc/fail-open.js';
-import type { Processor } from '../../src/extproc/processor.js';
 import type { Picked } from '../../src/picker/types.js';
 import type { FailureReason } from '../../src/signals/types.js';
 import type { Candidate } from '../../src/snapshot/types.js';
@@ -93,7 +92,8 @@ export function setup(o: SetupOpts = {}) {
     guardReport: new AnswerGuardReport(observer, pino({ level: 'silent' })),
     held,
   };
-  const relay: Processor = new EppRelay(envoy, picked(o.primary ?? candidate(), o.fallbacks), ctx);
+  // Driven as the stream drives it: every message booked in the ledger first.
+  const relay = envoy.drive(new EppRelay(envoy, picked(o.primary ?? candidate(), o.fallbacks), ctx));
   return { envoy, pool, relay, observer, outcomes, call: new FakeEppCall() };
 }
 

@@ -33,7 +33,7 @@ describe('RouterAnswers: the parent destination marker', () => {
   it('parent answers also set x-mcip-destination-kind: parent (raw_value); plain ones do not', () => {
     const keys = (parent: boolean) => {
       const envoy = new FakeEnvoy();
-      new RouterAnswers(envoy, 'parent', parent ? parentHeadersResponse(PARENT) : destinationHeadersResponse('request_headers', PARENT)).message(envoyMsg(headersMsg({ eos: true })));
+      envoy.drive(new RouterAnswers(envoy, 'parent', parent ? parentHeadersResponse(PARENT) : destinationHeadersResponse('request_headers', PARENT))).message(envoyMsg(headersMsg({ eos: true })));
       return envoy.responses()[0]!.request_headers!.response!.header_mutation!.set_headers.map((o) => [o.header!.key, o.header!.raw_value.toString(), o.header!.value]);
     };
     expect(keys(true)).toEqual([
@@ -47,7 +47,7 @@ describe('RouterAnswers: the parent destination marker', () => {
 describe('RouterAnswers, parent mode, FULL_DUPLEX_STREAMED', () => {
   it('holds the headers response until the body ends, then echoes the body', () => {
     const envoy = new FakeEnvoy();
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg()));
     p.message(envoyMsg(bodyMsg('request_body', 'ab', false)));
     expect(envoy.sent).toHaveLength(0);
@@ -63,14 +63,14 @@ describe('RouterAnswers, parent mode, FULL_DUPLEX_STREAMED', () => {
 
   it('answers headers at once when there is no body', () => {
     const envoy = new FakeEnvoy();
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg({ eos: true })));
     expect(envoy.kinds()).toEqual(['request_headers']);
   });
 
   it('with trailers: headers, body echoed without end_of_stream, then the trailers response', () => {
     const envoy = new FakeEnvoy();
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg()));
     p.message(envoyMsg(bodyMsg('request_body', 'xyz', false)));
     p.message(envoyMsg(trailersMsg('request_trailers')));
@@ -81,7 +81,7 @@ describe('RouterAnswers, parent mode, FULL_DUPLEX_STREAMED', () => {
 
   it('headers then trailers without body', () => {
     const envoy = new FakeEnvoy();
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg()));
     p.message(envoyMsg(trailersMsg('request_trailers')));
     expect(envoy.kinds()).toEqual(['request_headers', 'request_trailers']);
@@ -89,7 +89,7 @@ describe('RouterAnswers, parent mode, FULL_DUPLEX_STREAMED', () => {
 
   it('sends the headers response early once the held body passes the bound, then streams', () => {
     const envoy = new FakeEnvoy(FD, new HeldBytes(4, 1 << 30));
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg()));
     p.message(envoyMsg(bodyMsg('request_body', 'abc', false)));
     expect(envoy.sent).toHaveLength(0);
@@ -106,7 +106,7 @@ describe('RouterAnswers, parent mode, FULL_DUPLEX_STREAMED', () => {
 
   it('response path: headers CONTINUE, body echoed, trailers answered', () => {
     const envoy = new FakeEnvoy();
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg({ eos: true })));
     p.message(envoyMsg(responseHeadersMsg()));
     p.message(envoyMsg(bodyMsg('response_body', 'tok1', false)));
@@ -121,7 +121,7 @@ describe('RouterAnswers, parent mode, FULL_DUPLEX_STREAMED', () => {
 
   it('finishes Envoy\'s stream when Envoy half-closes', () => {
     const envoy = new FakeEnvoy();
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg({ eos: true })));
     p.endOfInput();
     expect(envoy.finished).toBe('parent');
@@ -130,7 +130,7 @@ describe('RouterAnswers, parent mode, FULL_DUPLEX_STREAMED', () => {
   it('pauses Envoy while its side is backed up', () => {
     const envoy = new FakeEnvoy();
     envoy.sendResult = false;
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg({ eos: true })));
     expect(envoy.paused).toBe(true);
     p.message(envoyMsg(responseHeadersMsg()));
@@ -144,7 +144,7 @@ describe('RouterAnswers, parent mode, FULL_DUPLEX_STREAMED', () => {
 describe('RouterAnswers, other modes', () => {
   it('STREAMED: headers answered at once, each body chunk CONTINUE in order', () => {
     const envoy = new FakeEnvoy(STREAMED);
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg({ protocol: STREAMED })));
     expect(envoy.kinds()).toEqual(['request_headers']);
     p.message(envoyMsg(bodyMsg('request_body', 'a', false)));
@@ -159,7 +159,7 @@ describe('RouterAnswers, other modes', () => {
 
   it('no protocol_config (Envoy before 1.34) is not full duplex', () => {
     const envoy = new FakeEnvoy(null);
-    const p = new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT));
+    const p = envoy.drive(new RouterAnswers(envoy, 'parent', destinationHeadersResponse('request_headers', PARENT)));
     p.message(envoyMsg(headersMsg({ protocol: null })));
     p.message(envoyMsg(bodyMsg('request_body', 'all', true)));
     expect(envoy.kinds()).toEqual(['request_headers', 'request_body']);
@@ -168,7 +168,7 @@ describe('RouterAnswers, other modes', () => {
 
   it('pass-through: CONTINUE without a destination; full-duplex body echoed at once', () => {
     const envoy = new FakeEnvoy();
-    const p = new RouterAnswers(envoy, 'passthrough');
+    const p = envoy.drive(new RouterAnswers(envoy, 'passthrough'));
     p.message(envoyMsg(bodyMsg('request_body', 'q', true)));
     p.message(envoyMsg(responseHeadersMsg()));
     const rs = envoy.responses();
