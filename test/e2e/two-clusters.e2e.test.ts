@@ -230,6 +230,10 @@ describe('docs/two-clusters.md, end to end', () => {
     await eventually(() => expect(brief(routeEntry('llm-route')?.conditions)).toEqual(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']), 10_000);
     expect(routeEntry('llm-route')?.parentRef).toEqual({ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'inference', name: 'inference-gateway' });
     expect(gatewayApiStatus('httproutes', 'llm-route').parents?.map((p) => p.controllerName)).toEqual([GATEWAY_CONTROLLER]);
+    // The lines the guide's jsonpath prints ({.type}={.status} {.reason}: {.message}) are the ones step 7 shows.
+    const guide = readFileSync(join(REPO, 'docs/two-clusters.md'), 'utf8');
+    const shown = /```\n(Accepted=[\s\S]*?)```/.exec(guide)?.[1];
+    expect(routeEntry('llm-route')?.conditions.map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}\n`).join('')).toBe(shown);
   });
 
   it('troubleshooting: a route whose backendRef names no pool is Accepted with ResolvedRefs False, BackendNotFound, naming the backend', async () => {
