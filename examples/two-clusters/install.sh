@@ -101,4 +101,13 @@ retry 120 5 "no InferencePoolImport inference/llm-pool in $A after 2 minutes: se
 retry 120 5 "no InferencePoolImport inference/llm-pool in $B after 2 minutes: see /debug/exports" import_exists "$B"
 kubectl --context "$A" -n inference get infpimp llm-pool -o yaml
 kubectl --context "$B" -n inference get infpimp llm-pool -o yaml
+# The router's leader writes the GatewayClass, Gateway and HTTPRoute status; the route resolves
+# once the import exists.
+kubectl --context "$A" wait gatewayclass/mcip-envoy --for=condition=Accepted --timeout=2m
+kubectl --context "$A" -n inference wait gateway/inference-gateway --for=condition=Programmed --timeout=2m
+kubectl --context "$A" -n inference get gateway inference-gateway -o jsonpath='{.status.addresses[*].value}{"\n"}{range .status.listeners[*]}{.name}: {.attachedRoutes} attached{"\n"}{end}'
+route_status() { kubectl --context "$A" -n inference get httproute llm-route -o jsonpath='{range .status.parents[?(@.controllerName=="mcip-router.dev/gateway-controller")].conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'; }
+route_resolved() { case "$(route_status)" in *"Accepted=True"*"ResolvedRefs=True"*) ;; *) return 1 ;; esac; }
+retry 120 5 "HTTPRoute inference/llm-route is not Accepted with ResolvedRefs True after 2 minutes: see its status.parents" route_resolved
+route_status
 kubectl --context "$B" -n inference get inferencepool llm-pool -o jsonpath='{.status.parents}'

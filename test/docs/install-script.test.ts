@@ -28,6 +28,7 @@ case "$*" in
   *kustomize*) echo "kind: CustomResourceDefinition" ;;
   *"get service llm-pool-epp"*) [ "$(count lb)" -ge 2 ] && echo '{"ip":"10.20.0.9"}' ;;
   *"get infpimp llm-pool -o yaml"*) echo "status: {}" ;;
+  *"get httproute llm-route"*) if [ "$(count route)" -ge 1 ]; then printf 'Accepted=True Accepted: attached to listener(s) http\\nResolvedRefs=True ResolvedRefs: every backendRef resolves\\n'; else printf 'Accepted=True Accepted: attached to listener(s) http\\nResolvedRefs=False BackendNotFound: backendRef InferencePoolImport inference/llm-pool has no usable pool\\n'; fi ;;
   *"get infpimp llm-pool"*) [ "$(count imp)" -ge 1 ] || exit 1 ;;
   *"get secret"*jsonpath*) printf '%s' "dmFsdWU=" ;;
   *"--dry-run=client -o yaml"*) echo "kind: Namespace" ;;
@@ -92,6 +93,10 @@ describe('install.sh', () => {
     const at = (pred: (c: string[]) => boolean) => r.calls.findIndex(pred);
     expect(at((c) => c.includes('cluster-b-metrics-token'))).toBeLessThan(at((c) => c[0] === 'helm'));
     expect(at((c) => c.includes('deployment/mcip-mcip-router'))).toBeGreaterThan(at((c) => c[0] === 'helm'));
+    // The Gateway API statuses: waited for, the route polled until it resolves (the import appears first).
+    expect(kubectl.filter((c) => c.includes('wait')).map((c) => c.find((a) => a.includes('/')))).toEqual(['gatewayclass/mcip-envoy', 'gateway/inference-gateway']);
+    expect(kubectl.filter((c) => c.includes('httproute'))).toHaveLength(3);
+    expect(at((c) => c.includes('httproute'))).toBeGreaterThan(at((c) => c.includes('infpimp') && c.includes('yaml')));
     expect(r.calls.at(-1)).toEqual(['kubectl', '--context', 'cluster-b', '-n', 'inference', 'get', 'inferencepool', 'llm-pool', '-o', 'jsonpath={.status.parents}']);
     expect(r.calls.some((c) => c.includes('patch'))).toBe(false);
   });

@@ -6,9 +6,10 @@
  * with a certificate each generates at start, metrics that answer only the token the guide's
  * credential Secret holds. cluster-b exports llm-pool; the export controller creates the
  * InferencePoolImport in both members, the router in cluster-a routes 50/50 between its own
- * pool and the import, with a load signal for both. No status is written by hand anywhere.
- * (Gateway and HTTPRoute status, once the router writes them, are checked by the guide's
- * step 7 and belong in this file beside the import's status.)
+ * pool and the import, with a load signal for both. No status is written by hand anywhere:
+ * the router in cluster-a also writes the Gateway API status of step 7 (the chart's
+ * GatewayClass, the guide's Gateway at the chart Service's address, llm-route's entry), and a
+ * route with a misspelt backend gets the reason the guide's troubleshooting table names.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -35,6 +36,9 @@ const EXAMPLE = join(REPO, 'examples/two-clusters');
 const A = '10.1.0.1:8000';
 const B = '10.2.0.1:8000';
 const EXPORTER = 'mcip-router.dev/export-controller';
+const GATEWAY_CONTROLLER = 'mcip-router.dev/gateway-controller';
+/** The cluster IP the API server assigns the chart's Service (the stand-in assigns none itself). */
+const ENVOY_CLUSTER_IP = '10.96.0.80';
 /** What the operator exports before install.sh (step 1). */
 const IMAGE = 'registry.example.com/team/mcip-router';
 /** The metrics-only token of each member's mcip-metrics-reader: its EPP accepts no other. */
@@ -94,6 +98,17 @@ function apply(server: KubeApiServer, objects: readonly K8sObject[]): void {
 }
 
 const statusOf = (server: KubeApiServer, plural: string, name: string) => server.get(plural, 'inference', name)?.status as Obj | undefined;
+type Condition = { type: string; status: string; reason: string; message: string };
+type GatewayApiStatus = {
+  conditions?: Condition[];
+  addresses?: { type: string; value: string }[];
+  listeners?: { name: string; attachedRoutes: number; conditions: Condition[] }[];
+  parents?: { parentRef: Obj; controllerName: string; conditions: Condition[] }[];
+};
+/** As `kubectl --context cluster-a get <kind> <name> -o yaml` shows it (namespace '' for the cluster-scoped GatewayClass). */
+const gatewayApiStatus = (plural: string, name: string, ns = 'inference') => (servers['cluster-a'].get(plural, ns, name)?.status ?? {}) as GatewayApiStatus;
+const brief = (cs: readonly Condition[] | undefined) => (cs ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
+const routeEntry = (name: string) => gatewayApiStatus('httproutes', name).parents?.find((p) => p.controllerName === GATEWAY_CONTROLLER);
 const controllers = (m: 'cluster-a' | 'cluster-b') => (statusOf(servers[m], 'inferencepoolimports', 'llm-pool')?.controllers ?? []) as { name: string; exportingClusters?: { name: string }[]; parents?: { conditions: { type: string; status: string }[] }[] }[];
 
 let removeCerts: () => void;
@@ -115,6 +130,10 @@ beforeAll(async () => {
 
   // The router config exactly as the chart renders it from the guide's values ...
   rendered = renderChart({ ...guideValues(), ...helmSets({ IMAGE }) }, { name: 'mcip', namespace: 'mcip-system' }, false);
+  // What the same helm command installs in cluster-a beside the routers: the chart's GatewayClass and
+  // the Service in front of Envoy (a ClusterIP, whose address the API server assigns).
+  const envoyService = find(rendered, 'Service') as K8sObject & { spec: Obj };
+  apply(servers['cluster-a'], [find(rendered, 'GatewayClass'), { ...envoyService, spec: { ...envoyService.spec, clusterIP: ENVOY_CLUSTER_IP } }]);
   const cm = find(rendered, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> };
   const cfg = parse(cm.data['router.yaml']!) as Obj & { clusters: Obj[] };
   // ... with the pod's environment replaced by the stand-ins: API servers, loopback listeners,
@@ -193,6 +212,41 @@ describe('docs/two-clusters.md, end to end', () => {
     const pick = await fetch(`http://${router.adminAddress}/debug/pick?host=llm.example&path=/v1/completions`);
     expect(pick.status).toBe(200);
     expect(await pick.text()).toContain('cluster-b');
+  });
+
+  it('step 7: the chart\'s GatewayClass is Accepted; the guide\'s Gateway is Programmed at the chart Service\'s address with llm-route attached', async () => {
+    await eventually(() => expect(brief(gatewayApiStatus('gatewayclasses', 'mcip-envoy', '').conditions)).toEqual(['Accepted=True/Accepted']), 10_000);
+    const gw = await eventually(() => {
+      const s = gatewayApiStatus('gateways', 'inference-gateway');
+      expect(s.listeners?.map((l) => [l.name, l.attachedRoutes])).toEqual([['http', 1]]);
+      return s;
+    }, 10_000);
+    expect(brief(gw.conditions)).toEqual(['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+    expect(gw.addresses).toEqual([{ type: 'IPAddress', value: ENVOY_CLUSTER_IP }]);
+    expect(brief(gw.listeners![0]!.conditions)).toEqual(['Accepted=True/Accepted', 'Conflicted=False/NoConflicts', 'Programmed=True/Programmed', 'ResolvedRefs=True/ResolvedRefs']);
+  });
+
+  it('step 7: llm-route carries the router\'s status.parents entry, Accepted and ResolvedRefs True once the import exists', async () => {
+    await eventually(() => expect(brief(routeEntry('llm-route')?.conditions)).toEqual(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']), 10_000);
+    expect(routeEntry('llm-route')?.parentRef).toEqual({ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'inference', name: 'inference-gateway' });
+    expect(gatewayApiStatus('httproutes', 'llm-route').parents?.map((p) => p.controllerName)).toEqual([GATEWAY_CONTROLLER]);
+    // The lines the guide's jsonpath prints ({.type}={.status} {.reason}: {.message}) are the ones step 7 shows.
+    const guide = readFileSync(join(REPO, 'docs/two-clusters.md'), 'utf8');
+    const shown = /```\n(Accepted=[\s\S]*?)```/.exec(guide)?.[1];
+    expect(routeEntry('llm-route')?.conditions.map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}\n`).join('')).toBe(shown);
+  });
+
+  it('troubleshooting: a route whose backendRef names no pool is Accepted with ResolvedRefs False, BackendNotFound, naming the backend', async () => {
+    const route = parseAllDocuments(readFileSync(join(EXAMPLE, 'cluster-a/httproute.yaml'), 'utf8'))[0]!.toJSON() as K8sObject & { spec: { rules: { backendRefs: Obj[] }[] } & Obj };
+    const [local] = route.spec.rules[0]!.backendRefs;
+    servers['cluster-a'].create('httproutes', {
+      ...route,
+      metadata: { name: 'llm-route-typo', namespace: 'inference' },
+      spec: { ...route.spec, hostnames: ['typo.example'], rules: [{ ...route.spec.rules[0], backendRefs: [{ ...local, name: 'llm-pol' }] }] },
+    });
+    await eventually(() => expect(brief(routeEntry('llm-route-typo')?.conditions)).toEqual(['Accepted=True/Accepted', 'ResolvedRefs=False/BackendNotFound']), 10_000);
+    expect(routeEntry('llm-route-typo')?.conditions[1]?.message).toContain('llm-pol');
+    await eventually(() => expect(gatewayApiStatus('gateways', 'inference-gateway').listeners?.[0]?.attachedRoutes).toBe(2), 10_000);
   });
 
   it('/debug/exports and the mcip_export_* metrics of the export controller show what was done', async () => {
