@@ -84,3 +84,16 @@ function exporterUrl(base: string, protocol: 'http/protobuf' | 'grpc'): string {
   if (protocol === 'grpc') return base;
   return `${base.replace(/\/+$/, '')}/v1/traces`;
 }
+
+/** `url` as logged: credentials in its userinfo (https://user:token@host) are not written to the log. */
+export function loggableUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username === '' && u.password === '') return url;
+    u.username = '***';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, '//***@');
+  }
+}

@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import type { TracingConfig } from '../config/tracing-schema.js';
 import type { StreamTracer } from '../extproc/observer.js';
 import { OtelStreamTracer } from './stream-trace.js';
-import { tracingSettings, type TraceSampler, type TracingSettings } from './settings.js';
+import { loggableUrl, tracingSettings, type TraceSampler, type TracingSettings } from './settings.js';
 
 export interface Tracing {
   readonly tracer: StreamTracer;
@@ -62,7 +62,7 @@ export async function startTracing(config: TracingConfig, logger: Logger, option
     ],
   });
   logger.info(
-    { protocol: settings.protocol, endpoint: settings.url, sampler: settings.sampler, ratio: settings.ratio, maxQueueSize: settings.queue.maxQueueSize },
+    { protocol: settings.protocol, endpoint: loggableUrl(settings.url), sampler: settings.sampler, ratio: settings.ratio, maxQueueSize: settings.queue.maxQueueSize },
     'tracing on',
   );
   return {

@@ -292,6 +292,17 @@ describe('shutdown', () => {
   });
 });
 
+describe('the start-up line', () => {
+  it('names the endpoint without the credentials of its URL', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    tracing = await startTracing(tracingSchema.parse({ endpoint: 'https://tenant:s3cret-token@collector.example:4318' }), logger, { version: '1', env: {} });
+    const on = lines.map((l) => JSON.parse(l) as { msg: string; endpoint?: string }).find((l) => l.msg === 'tracing on')!;
+    expect(on.endpoint).toBe('https://***@collector.example:4318/v1/traces');
+    expect(lines.join('')).not.toContain('s3cret-token');
+  });
+});
+
 describe('off', () => {
   it('without an endpoint, with OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none: no tracer (the data path calls nothing)', async () => {
     expect(await startTracing(tracingSchema.parse({}), silent, { version: '1', env: {} })).toBeUndefined();
