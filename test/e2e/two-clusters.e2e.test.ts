@@ -356,6 +356,11 @@ describe('docs/two-clusters.md, end to end', () => {
         else for (const l of labels) known.add(l);
       }
       for (const l of [...parsed.labels, ...q.legendLabels]) if (!known.has(l)) problems.push(`${q.where}: label "${l}" is on none of ${parsed.metrics.join(', ')}`);
+      // A matcher's label is on its own metric; an aggregation's by/without label on one of the metrics it aggregates.
+      for (const s of parsed.scoped) {
+        if (TARGET_LABELS.includes(s.label) || s.label === '__name__') continue;
+        if (!s.metrics.some((m) => exposed.get(m)?.has(s.label))) problems.push(`${q.where}: label "${s.label}" is not on ${s.metrics.join(', ')}`);
+      }
     }
     expect(problems).toEqual([]);
   });
