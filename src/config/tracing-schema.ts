@@ -36,7 +36,7 @@ export const tracingSchema = z
     maxExportBatchSize: z.number().int().min(1).max(65_536).default(512),
     /** How often queued spans are exported. */
     scheduledDelayMs: z.number().int().min(1).default(5000),
-    /** An export taking longer is abandoned (its spans are lost); one export runs at a time. */
+    /** An export taking longer is abandoned (its spans are lost); one periodic export runs at a time, shutdown sends every queued batch. */
     exportTimeoutMs: z.number().int().min(1).default(10_000),
   })
   .refine((t) => t.maxExportBatchSize <= t.maxQueueSize, {

@@ -13,6 +13,8 @@ import { startExportFromConfig } from './export-runtime.js';
 
 export interface ExportServer {
   readonly adminAddress: string;
+  /** What /metrics serves. */
+  readonly registry: Registry;
   shutdown(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function serveExportController(config: RouterConfig, logger: Logger
   let stopping: Promise<void> | undefined;
   return {
     adminAddress: server.address,
+    registry,
     shutdown: () =>
       (stopping ??= (async () => {
         await controller.stop();

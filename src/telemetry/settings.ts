@@ -38,13 +38,16 @@ export function tracingSettings(config: TracingConfig, env: Env): TracingSetting
   if (exporter !== undefined && exporter !== 'otlp') warnings.push(`OTEL_TRACES_EXPORTER="${exporter}" is not supported: the router exports OTLP only`);
   const tracesEndpoint = envValue(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
   const baseEndpoint = envValue(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
-  if (tracesEndpoint === undefined && baseEndpoint === undefined && config.endpoint === undefined) {
+  // Without any endpoint tracing stays off, unless OTEL_TRACES_EXPORTER=otlp asks for it: then the
+  // exporter sends to the specification's default, a collector on localhost.
+  if (tracesEndpoint === undefined && baseEndpoint === undefined && config.endpoint === undefined && exporter !== 'otlp') {
     return { enabled: false, why: 'no OTLP endpoint: set tracing.endpoint or OTEL_EXPORTER_OTLP_ENDPOINT' };
   }
   let protocol = config.protocol;
   const p = envValue(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? envValue(env, 'OTEL_EXPORTER_OTLP_PROTOCOL');
   if (p === 'grpc' || p === 'http/protobuf') protocol = p;
   else if (p !== undefined) warnings.push(`OTEL_EXPORTER_OTLP_PROTOCOL="${p}" is not supported (http/protobuf or grpc): using ${protocol}`);
+  const base = baseEndpoint ?? config.endpoint ?? (protocol === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318');
   let sampler: TraceSampler = config.sampler;
   const s = envValue(env, 'OTEL_TRACES_SAMPLER')?.toLowerCase();
   if (s !== undefined) {
@@ -62,7 +65,7 @@ export function tracingSettings(config: TracingConfig, env: Env): TracingSetting
     enabled: true,
     protocol,
     // The signal's own variable is the URL as is; a base URL (variable or config) gets the signal's path.
-    url: tracesEndpoint ?? exporterUrl((baseEndpoint ?? config.endpoint)!, protocol),
+    url: tracesEndpoint ?? exporterUrl(base, protocol),
     sampler,
     ratio,
     serviceName: config.serviceName,
@@ -80,4 +83,17 @@ export function tracingSettings(config: TracingConfig, env: Env): TracingSetting
 function exporterUrl(base: string, protocol: 'http/protobuf' | 'grpc'): string {
   if (protocol === 'grpc') return base;
   return `${base.replace(/\/+$/, '')}/v1/traces`;
+}
+
+/** `url` as logged: credentials in its userinfo (https://user:token@host) are not written to the log. */
+export function loggableUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username === '' && u.password === '') return url;
+    u.username = '***';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, '//***@');
+  }
 }

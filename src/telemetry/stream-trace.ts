@@ -49,14 +49,18 @@ const getter: TextMapGetter<Carrier> = {
 
 const w3c = new W3CTraceContextPropagator();
 
-/** The request's W3C trace context, or the root context when the request carries none. */
+/** The request's W3C trace context (its first traceparent), or the root context when the request carries none. */
 function parentContext(headers: readonly HeaderValue[]): typeof ROOT_CONTEXT {
   let carrier: Carrier | undefined;
   for (const h of headers) {
     if (h.key.length !== 11 && h.key.length !== 10) continue;
     const key = h.key.toLowerCase();
-    if (key === 'traceparent') (carrier ??= {}).traceparent = headerText(h);
-    else if (key === 'tracestate') (carrier ??= {}).tracestate = headerText(h);
+    if (key === 'traceparent') (carrier ??= {}).traceparent ??= headerText(h);
+    else if (key === 'tracestate') {
+      // Several tracestate fields are one list (W3C Trace Context): joined in order.
+      const c = (carrier ??= {});
+      c.tracestate = c.tracestate === undefined ? headerText(h) : `${c.tracestate},${headerText(h)}`;
+    }
   }
   return carrier === undefined ? ROOT_CONTEXT : w3c.extract(ROOT_CONTEXT, carrier, getter);
 }

@@ -2,8 +2,8 @@
  * Starts the OpenTelemetry SDK for the router's own traces: a private TracerProvider (not
  * registered globally) with the sampler of the settings and one BatchSpanProcessor in
  * front of an OTLP exporter (HTTP/protobuf or gRPC). The queue is bounded (spans past
- * maxQueueSize are dropped), one export runs at a time and is abandoned after
- * exportTimeoutMs: an exporter that is down or slow never holds a request or grows memory.
+ * maxQueueSize are dropped), one periodic export runs at a time (shutdown flushes every
+ * queued batch) and each is abandoned after exportTimeoutMs: an exporter that is down or slow never holds a request or grows memory.
  */
 import { diag, DiagLogLevel, type DiagLogger } from '@opentelemetry/api';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import type { TracingConfig } from '../config/tracing-schema.js';
 import type { StreamTracer } from '../extproc/observer.js';
 import { OtelStreamTracer } from './stream-trace.js';
-import { tracingSettings, type TraceSampler, type TracingSettings } from './settings.js';
+import { loggableUrl, tracingSettings, type TraceSampler, type TracingSettings } from './settings.js';
 
 export interface Tracing {
   readonly tracer: StreamTracer;
@@ -62,7 +62,7 @@ export async function startTracing(config: TracingConfig, logger: Logger, option
     ],
   });
   logger.info(
-    { protocol: settings.protocol, endpoint: settings.url, sampler: settings.sampler, ratio: settings.ratio, maxQueueSize: settings.queue.maxQueueSize },
+    { protocol: settings.protocol, endpoint: loggableUrl(settings.url), sampler: settings.sampler, ratio: settings.ratio, maxQueueSize: settings.queue.maxQueueSize },
     'tracing on',
   );
   return {
@@ -72,15 +72,22 @@ export async function startTracing(config: TracingConfig, logger: Logger, option
 }
 
 async function createExporter(s: Extract<TracingSettings, { enabled: true }>): Promise<SpanExporter> {
-  const timeoutMillis = s.queue.exportTimeoutMs;
-  const url = { url: s.url };
+  // The span processor runs one periodic export at a time, but its final flush (shutdown) sends the
+  // whole queue at once, one request per batch: the exporter must accept that many (an export past
+  // its limit is refused and its spans lost), plus the periodic one still in flight. In-flight spans
+  // stay bounded: at most one queue's worth and one batch.
+  const options = {
+    url: s.url,
+    timeoutMillis: s.queue.exportTimeoutMs,
+    concurrencyLimit: Math.ceil(s.queue.maxQueueSize / s.queue.maxExportBatchSize) + 1,
+  };
   // Each exporter is loaded only when chosen: the gRPC one brings its own OTLP service definitions.
   if (s.protocol === 'grpc') {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-grpc');
-    return new OTLPTraceExporter({ ...url, timeoutMillis });
+    return new OTLPTraceExporter(options);
   }
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
-  return new OTLPTraceExporter({ ...url, timeoutMillis, concurrencyLimit: 1 });
+  return new OTLPTraceExporter(options);
 }
 
 function sampler(kind: TraceSampler, ratio: number): Sampler {

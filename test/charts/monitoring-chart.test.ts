@@ -74,4 +74,15 @@ describe('monitoring objects of the chart', () => {
     // The parser does find errors: a query with a missing parenthesis is refused.
     expect(parseQuery('sum by (cluster (rate(mcip_requests_total[5m]))').errors).not.toEqual([]);
   });
+
+  it('a query\'s labels are held to the metrics they apply to, not to any metric of the query', () => {
+    // route is on mcip_requests_total, not on mcip_failovers_total: the matcher and the by() are each scoped to theirs.
+    const q = parseQuery('sum by (route) (rate(mcip_failovers_total{route="a/b", reason!=""}[5m])) / on (instance) group_left sum by (route) (rate(mcip_requests_total[5m]))');
+    expect(q.scoped).toEqual([
+      { label: 'route', metrics: ['mcip_failovers_total'] },
+      { label: 'route', metrics: ['mcip_failovers_total'] },
+      { label: 'reason', metrics: ['mcip_failovers_total'] },
+      { label: 'route', metrics: ['mcip_requests_total'] },
+    ]);
+  });
 });

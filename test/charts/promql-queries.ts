@@ -50,6 +50,11 @@ function interpolate(expr: string): string {
 export interface ParsedQuery {
   readonly metrics: readonly string[];
   readonly labels: readonly string[];
+  /**
+   * Labels held to particular metrics: a matcher's label to its selector's metric; an
+   * aggregation's by/without label to the metrics it aggregates (one of them must carry it).
+   */
+  readonly scoped: readonly { readonly label: string; readonly metrics: readonly string[] }[];
   /** Syntax errors, as the offending text. */
   readonly errors: readonly string[];
 }
@@ -60,14 +65,37 @@ export function parseQuery(expr: string): ParsedQuery {
   const metrics = new Set<string>();
   const labels = new Set<string>();
   const errors: string[] = [];
+  const scoped: { label: string; metrics: string[] }[] = [];
+  const slice = (n: { from: number; to: number }): string => text.slice(n.from, n.to);
+  /** The metric names of the vector selectors under `node`. */
+  const metricsUnder = (node: { from: number; to: number }): string[] => {
+    const out: string[] = [];
+    tree.iterate({
+      from: node.from,
+      to: node.to,
+      enter(c) {
+        if (c.from >= node.from && c.to <= node.to && c.name === 'Identifier' && c.node.parent?.name === 'VectorSelector') out.push(slice(c));
+      },
+    });
+    return out;
+  };
   tree.iterate({
     enter(n) {
       if (n.type.isError) errors.push(`at ${n.from}: "${text.slice(Math.max(0, n.from - 10), n.to + 10)}"`);
-      else if (n.name === 'Identifier' && n.node.parent?.name === 'VectorSelector') metrics.add(text.slice(n.from, n.to));
-      else if (n.name === 'LabelName') labels.add(text.slice(n.from, n.to));
+      else if (n.name === 'Identifier' && n.node.parent?.name === 'VectorSelector') metrics.add(slice(n));
+      else if (n.name === 'LabelName') {
+        const label = slice(n);
+        labels.add(label);
+        const parent = n.node.parent;
+        const selector = parent?.name === 'UnquotedLabelMatcher' ? parent.parent?.parent : undefined;
+        const metric = selector?.name === 'VectorSelector' ? selector.getChild('Identifier') : null;
+        if (metric) scoped.push({ label, metrics: [slice(metric)] });
+        const aggregate = parent?.name === 'GroupingLabels' && parent.parent?.name === 'AggregateModifier' ? parent.parent.parent : undefined;
+        if (aggregate?.name === 'AggregateExpr') scoped.push({ label, metrics: metricsUnder(aggregate) });
+      }
     },
   });
-  return { metrics: [...metrics], labels: [...labels], errors };
+  return { metrics: [...metrics], labels: [...labels], scoped, errors };
 }
 
 /** Series families a /metrics page exposes (histograms as their _bucket, _sum and _count series), each with its label names. */

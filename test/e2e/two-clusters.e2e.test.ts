@@ -392,8 +392,9 @@ describe('docs/two-clusters.md, end to end', () => {
   it('every PromQL query of the chart\'s dashboard and alerts parses and names only series and labels the router and the export controller expose', async () => {
     const text = async (addr: string) => (await fetch(`http://${addr}/metrics`)).text();
     const exposed = exposedSeries(await text(exporter.adminAddress), exposedSeries(await text(router.adminAddress)));
-    // Metrics with no sample yet (no failover happened here) still have their labels in the router's registry.
+    // Metrics with no sample yet (no failover happened here, or this test runs alone) still have their labels in the registries.
     registeredSeries(router.metrics.registry.getMetricsAsArray(), exposed);
+    registeredSeries(exporter.registry.getMetricsAsArray(), exposed);
     // Prometheus adds the scrape target's own label; the dashboard joins process metrics to the router's on it.
     const TARGET_LABELS = ['instance'];
     const queries = shippedQueries();
@@ -409,6 +410,11 @@ describe('docs/two-clusters.md, end to end', () => {
         else for (const l of labels) known.add(l);
       }
       for (const l of [...parsed.labels, ...q.legendLabels]) if (!known.has(l)) problems.push(`${q.where}: label "${l}" is on none of ${parsed.metrics.join(', ')}`);
+      // A matcher's label is on its own metric; an aggregation's by/without label on one of the metrics it aggregates.
+      for (const s of parsed.scoped) {
+        if (TARGET_LABELS.includes(s.label) || s.label === '__name__') continue;
+        if (!s.metrics.some((m) => exposed.get(m)?.has(s.label))) problems.push(`${q.where}: label "${s.label}" is not on ${s.metrics.join(', ')}`);
+      }
     }
     expect(problems).toEqual([]);
   });

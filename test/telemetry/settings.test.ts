@@ -39,6 +39,13 @@ describe('tracing settings: config keys and the OTEL_* variables', () => {
     expect(tracingSettings(cfg({ endpoint: 'http://a:4318' }), { OTEL_TRACES_EXPORTER: 'none' })).toMatchObject({ enabled: false });
   });
 
+  it('OTEL_TRACES_EXPORTER=otlp alone turns it on, sending to the default collector on localhost', () => {
+    expect(tracingSettings(cfg(), { OTEL_TRACES_EXPORTER: 'otlp' })).toMatchObject({ enabled: true, protocol: 'http/protobuf', url: 'http://localhost:4318/v1/traces' });
+    expect(tracingSettings(cfg(), { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toMatchObject({ enabled: true, protocol: 'grpc', url: 'http://localhost:4317' });
+    // An endpoint given still wins.
+    expect(tracingSettings(cfg({ endpoint: 'http://a:4318' }), { OTEL_TRACES_EXPORTER: 'otlp' })).toMatchObject({ url: 'http://a:4318/v1/traces' });
+  });
+
   it('the config refuses a batch larger than the queue', () => {
     expect(tracingSchema.safeParse({ maxQueueSize: 10, maxExportBatchSize: 20 }).success).toBe(false);
   });

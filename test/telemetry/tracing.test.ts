@@ -276,6 +276,33 @@ describe('an exporter that is down or slow', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('exports every queued span, however many batches the queue holds (SIGTERM loses none)', async () => {
+    receiver = await startOtlpHttpReceiver();
+    // The periodic export never runs: only shutdown's flush can deliver the spans, in 8 batches of 4.
+    const t = await startTracing(
+      tracingSchema.parse({ endpoint: receiver.url, sampler: 'always_on', maxQueueSize: 32, maxExportBatchSize: 4, scheduledDelayMs: 600_000 }),
+      silent,
+      { version: '1', env: {} },
+    );
+    for (let i = 0; i < 30; i++) t!.tracer.open([])!.finished({ outcome: 'passthrough', durationSeconds: 0 });
+    expect(receiver.spans).toHaveLength(0);
+    await t!.shutdown();
+    expect(receiver.spans.filter((s) => s.name === SPAN_STREAM)).toHaveLength(30);
+  });
+});
+
+describe('the start-up line', () => {
+  it('names the endpoint without the credentials of its URL', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    tracing = await startTracing(tracingSchema.parse({ endpoint: 'https://tenant:s3cret-token@collector.example:4318' }), logger, { version: '1', env: {} });
+    const on = lines.map((l) => JSON.parse(l) as { msg: string; endpoint?: string }).find((l) => l.msg === 'tracing on')!;
+    expect(on.endpoint).toBe('https://***@collector.example:4318/v1/traces');
+    expect(lines.join('')).not.toContain('s3cret-token');
+  });
+});
+
 describe('off', () => {
   it('without an endpoint, with OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none: no tracer (the data path calls nothing)', async () => {
     expect(await startTracing(tracingSchema.parse({}), silent, { version: '1', env: {} })).toBeUndefined();
