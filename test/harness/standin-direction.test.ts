@@ -296,6 +296,24 @@ describe('per-mode body handling', () => {
     expect(r.messages.filter((m) => m.dir === 'out').map((m) => m.type)).toEqual(['request_headers']);
   });
 
+  it('full duplex: CONTINUE_AND_REPLACE on headers ends the direction; a later streamed body response is spurious', async () => {
+    const replace = { request_headers: { response: { status: 1, header_mutation: { set_headers: [set('x-gateway-destination-endpoint', DEST)] }, body_mutation: { body: Buffer.from('new') } } } };
+    const replacing = (echo: boolean) =>
+      processor(fullDuplex((m, call) => {
+        if (m.request !== 'request_body') return false;
+        if (!m.request_body?.end_of_stream) return true;
+        call.write(replace);
+        if (echo) call.write(streamed('request_body', m.request_body.body, true));
+        return true;
+      }));
+    const ok = await run(await replacing(false), { body: ['old', 'body'] });
+    expect(ok.status).toBe(200);
+    expect(ok.forwardedBody!.toString()).toBe('new');
+    const r = await run(await replacing(true), { body: ['old', 'body'] });
+    expect(r).toMatchObject({ outcome: 'local-reply', status: 500 });
+    expect(r.reason).toMatch(/spurious/);
+  });
+
   it('full duplex: M streamed responses may answer N chunks; only streamed bytes reach the upstream', async () => {
     const t = await processor(fullDuplex((m, call) => {
       if (m.request !== 'request_body' || !m.request_body?.end_of_stream) return m.request === 'request_body';
