@@ -5,7 +5,7 @@
  */
 import { GuardWalk, Level, type AnswerRules, type GuardFinding } from './answer-guard.js';
 import type { ResponseCase } from './codec.js';
-import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
+import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE, ResponseStatus } from './constants.js';
 import { PHASE_BY_RESPONSE_FIELD } from './phases.js';
 import * as F from './response-fields.js';
 import { primaryEndpoint, type DestinationHeaderMode } from './responses.js';
@@ -25,6 +25,8 @@ export interface RelayableAnswer {
   readonly endOfStream: boolean;
   /** That streamed_response's body length (0 when not streamed). */
   readonly echoedBytes: number;
+  /** A headers answer whose CommonResponse.status is CONTINUE_AND_REPLACE: Envoy sends and awaits nothing more in its direction. */
+  readonly replaces: boolean;
   /** immediate_response: its HTTP status. */
   readonly status: number | undefined;
   /** immediate_response: the retry-after header it sets (as relayed), if any. */
@@ -60,6 +62,7 @@ const enum ReaderLevel {
 }
 
 const isBody = (no: number): boolean => no === F.REQUEST_BODY || no === F.RESPONSE_BODY;
+const isHeaders = (no: number): boolean => no === F.REQUEST_HEADERS || no === F.RESPONSE_HEADERS;
 
 /**
  * Walks one answer once: the rules (GuardWalk), and on the way the streamed
@@ -75,6 +78,8 @@ class AnswerReader extends GuardWalk {
   streamed = false;
   endOfStream = false;
   echoedBytes = 0;
+  /** A headers member's CommonResponse.status (last occurrence), when set. */
+  commonStatus: number | undefined;
   status: number | undefined;
   retryAfter: string | undefined;
   metadata = false;
@@ -100,6 +105,7 @@ class AnswerReader extends GuardWalk {
   private clearMember(): void {
     this.bodyChanges = false;
     this.clearStreamed();
+    this.commonStatus = undefined;
     this.status = undefined;
     this.retryAfter = undefined;
     this.list = undefined;
@@ -131,6 +137,7 @@ class AnswerReader extends GuardWalk {
 
   override field(level: number, buf: Buffer, no: number, start: number, end: number): Rewrite {
     if (level === Level.Answer) this.scalar(level, no);
+    else if (level === Level.HeadersOrBody && no === F.COMMON_RESPONSE && isHeaders(this.member)) this.readCommonStatus(buf, start, end);
     else if (level === Level.Common && isBody(this.member) && (no === F.HEADER_MUTATION || no === F.ADDED_TRAILERS)) {
       this.bodyChanges = true;
     } else if (level === ReaderLevel.DestinationOption) {
@@ -168,6 +175,16 @@ class AnswerReader extends GuardWalk {
           cursor.at = bodyEnd;
         } else skipValue(buf, wt, streamedEnd);
       }
+    }
+  }
+
+  /** CommonResponse.status of a headers answer (occurrences merge: the last one set counts). */
+  private readCommonStatus(buf: Buffer, start: number, end: number): void {
+    cursor.at = start;
+    while (cursor.at < end) {
+      const tag = readTag(buf, end);
+      if (tag >>> 3 === F.COMMON_STATUS && (tag & 7) === WIRE_VARINT) this.commonStatus = readInt32(buf, end);
+      else skipValue(buf, tag & 7, end);
     }
   }
 
@@ -258,6 +275,7 @@ export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader
     streamed,
     endOfStream: reader.endOfStream,
     echoedBytes: streamed ? reader.echoedBytes : 0,
+    replaces: isHeaders(reader.last) && reader.commonStatus === ResponseStatus.CONTINUE_AND_REPLACE,
     status: c === 'immediate_response' ? reader.status : undefined,
     retryAfter: c === 'immediate_response' ? reader.retryAfter : undefined,
     destination: judged ? reader.destination : undefined,

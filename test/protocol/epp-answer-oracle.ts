@@ -256,6 +256,7 @@ export function oldReadEppAnswer(msg: Buffer, rules: AnswerRules, destinationHea
       streamed: peek.streamed,
       endOfStream: peek.endOfStream,
       echoedBytes,
+      replaces: (c === 'request_headers' || c === 'response_headers') && decodeResponse(out)[c]?.response?.status === 1,
       status,
       retryAfter,
       destination,
