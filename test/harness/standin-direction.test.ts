@@ -228,6 +228,15 @@ describe('stream failures', () => {
     expect(await run(t, { body: undefined }, { ...opts, requestBodyMode: 'FULL_DUPLEX_STREAMED' })).toMatchObject({ outcome: 'forwarded' });
   });
 
+  it('a response member beside override_message_timeout is not applied: Envoy still waits for its answer', async () => {
+    const t = await processor((m, call) => {
+      if (m.request !== 'request_headers') return;
+      call.write({ ...destHeaders(), override_message_timeout: { seconds: 1 } });
+    });
+    const opts: StandinOptions = { requestBodyMode: 'NONE', messageTimeoutMs: 100, responseHeaderMode: 'SKIP', responseBodyMode: 'NONE' };
+    expect(await run(t, { body: undefined }, opts)).toMatchObject({ outcome: 'local-reply', status: 504 });
+  });
+
   it('a client reset cancels the ext_proc stream', async () => {
     let cancelled = false;
     const server = await processor((_m, call) => call.on('cancelled', () => (cancelled = true)));

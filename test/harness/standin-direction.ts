@@ -247,8 +247,9 @@ export class DirectionRun {
       }
       if (ev.kind !== 'message') continue;
       const m = ev.message;
-      if (!m.response && m.override_message_timeout) {
-        // Envoy restarts the running message timer; in full duplex no timer runs (ignored).
+      if (m.override_message_timeout) {
+        // Envoy restarts the running message timer; in full duplex no timer runs (ignored). It reads
+        // nothing else of such a message: a response member beside it is not applied.
         const t = m.override_message_timeout;
         if (!fd) timeout = (t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
         continue;
