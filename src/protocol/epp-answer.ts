@@ -11,7 +11,7 @@ import * as F from './response-fields.js';
 import { primaryEndpoint, type DestinationHeaderMode } from './responses.js';
 import { cursor, dropField, findLast, found, lenField, readBool, readInt32, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, WIRE_VARINT, type Rewrite } from './wire-walk.js';
 
-/** What an answer answers: a response member, or only override_message_timeout (answers nothing, Envoy acts on it). */
+/** What an answer answers: a response member, or override_message_timeout (answers nothing, Envoy acts on it and reads nothing else of that message). */
 export type AnswerCase = Exclude<ResponseCase, 'none'> | 'override_message_timeout';
 
 export interface RelayableAnswer {
@@ -258,7 +258,8 @@ export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader
   } catch (cause) {
     return { t: 'malformed', cause };
   }
-  const c = reader.last === 0 ? (reader.overridesTimeout ? 'override_message_timeout' : undefined) : answerCase(reader.last);
+  // Envoy reads a message with override_message_timeout as that only: a member beside it answers nothing.
+  const c = reader.overridesTimeout ? 'override_message_timeout' : reader.last === 0 ? undefined : answerCase(reader.last);
   if (c === undefined) return { t: 'spurious' };
   const judged = reader.judged();
   if (judged && reader.refusal !== undefined) return { t: 'refused', refusal: reader.refusal };
@@ -267,15 +268,16 @@ export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader
     out = rewritten ?? msg;
     if (reader.list !== undefined && c === 'request_headers') out = withListInMetadata(out, reader, reader.list);
   }
-  const streamed = reader.streamed;
+  const member = c === 'override_message_timeout' ? 0 : reader.last;
+  const streamed = isBody(member) && reader.streamed;
   return {
     t: 'answer',
     case: c,
     msg: out,
     streamed,
-    endOfStream: reader.endOfStream,
+    endOfStream: streamed && reader.endOfStream,
     echoedBytes: streamed ? reader.echoedBytes : 0,
-    replaces: isHeaders(reader.last) && reader.commonStatus === ResponseStatus.CONTINUE_AND_REPLACE,
+    replaces: isHeaders(member) && reader.commonStatus === ResponseStatus.CONTINUE_AND_REPLACE,
     status: c === 'immediate_response' ? reader.status : undefined,
     retryAfter: c === 'immediate_response' ? reader.retryAfter : undefined,
     destination: judged ? reader.destination : undefined,

@@ -124,6 +124,21 @@ describe('a headers answer with status CONTINUE_AND_REPLACE', () => {
   });
 });
 
+describe('a headers answer sent together with override_message_timeout', () => {
+  // Envoy reads such a message as the override only: the request headers still wait for their
+  // answer. The relay reads it the same way, so the EPP's real answer after it is relayed.
+  it.each(MODES)('%s: Envoy gets the later real answer; nothing refused', async (mode) => {
+    const withOverride = { ...routeTo(POOL_A_ENDPOINTS[1]!), override_message_timeout: { seconds: 2 } };
+    await start({ answer: () => routeTo(POOL_A_ENDPOINTS[0]!), inject: { request_headers: () => [withOverride] } });
+    const r = await f.sc!.envoy.run(request('local.example'), { ...options(mode), messageTimeoutMs: 1000 });
+    expect(r.reason).toBeUndefined();
+    expect(r.status).toBe(200);
+    expect(r.destination).toBe(POOL_A_ENDPOINTS[0]);
+    await f.sc!.settled();
+    expect(f.sc!.observer.guarded).toEqual([]);
+  });
+});
+
 describe('a 50/50 split with one EPP that answers request trailers Envoy never sent', () => {
   it('no request fails, and the pool is ejected', async () => {
     const health = { intervalMs: 60_000, timeoutMs: 100, healthyThreshold: 1, unhealthyThreshold: 2 };
