@@ -21,7 +21,11 @@ export interface EnvoyInput {
 }
 
 export interface AttemptOwner {
-  onEppMessage(attempt: EppAttempt, msg: Buffer): void;
+  /**
+   * A message of the EPP. Returns whether it answered something: one that did not (an
+   * override_message_timeout) leaves the attempt's answer deadline running.
+   */
+  onEppMessage(attempt: EppAttempt, msg: Buffer): boolean;
   /** The EPP ended its stream with OK (after every message it sent was delivered). */
   onEppEnd(attempt: EppAttempt): void;
   onEppFailure(attempt: EppAttempt, reason: FailureReason, err: unknown): void;
@@ -222,15 +226,14 @@ export class EppAttempt {
 
   private readonly onData = (msg: Buffer): void => {
     const p = this.phase;
-    if (p.t === 'open') {
+    if (p.t !== 'open' && p.t !== 'answered') return;
+    const answered = this.owner.onEppMessage(this, msg);
+    if (p.t === 'open' && this.phase === p && answered) {
       clearTimeout(p.answerDeadline);
       clearTimeout(p.backlog?.readDeadline);
       this.enter({ t: 'answered', call: p.call, backedUp: p.backlog !== undefined });
       this.settings.observer.eppFirstResponse(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
-    } else if (p.t !== 'answered') {
-      return;
     }
-    this.owner.onEppMessage(this, msg);
   };
 
   private readonly onEnd = (): void => {

@@ -139,6 +139,20 @@ describe('a headers answer sent together with override_message_timeout', () => {
   });
 });
 
+describe('an EPP that sends override_message_timeout and nothing more', () => {
+  // It answers nothing: the attempt's deadline keeps running (Envoy may wait far longer on the
+  // override, or, in full duplex, on nothing), and the request fails over when it passes.
+  it.each(['headers-only', 'FULL_DUPLEX_STREAMED'] as const)('%s: failed over after attemptTimeoutMs', async (mode) => {
+    await start({ answer: () => ({ override_message_timeout: { seconds: 60 } }) }, { attemptTimeoutMs: 300 });
+    const r = await f.sc!.envoy.run({ ...request('split.example'), body: undefined }, options(mode));
+    expect(r.reason).toBeUndefined();
+    expect(r.status).toBe(200);
+    expect(r.destination).toBe(POOL_B_ENDPOINTS[0]);
+    expect(f.hostile!.streams).toBe(1);
+    expect(f.sc!.observer.failovers.map((x) => x.reason)).toEqual(['timeout']);
+  });
+});
+
 describe('a 50/50 split with one EPP that answers request trailers Envoy never sent', () => {
   it('no request fails, and the pool is ejected', async () => {
     const health = { intervalMs: 60_000, timeoutMs: 100, healthyThreshold: 1, unhealthyThreshold: 2 };
