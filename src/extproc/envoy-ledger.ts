@@ -252,7 +252,10 @@ export class EnvoyLedger {
     if (this.unanswered[i]! === 0) return `${name} answer with no ${name} message unanswered`;
     if (!replaces) return undefined;
     const n = this.unanswered;
-    if (this.bodyAhead[i] || n[i + 1]! > 0 || n[i + 2]! > 0) {
+    const echo = i === REQUEST_HEADERS ? this.requestEcho : this.responseEcho;
+    // A direction that ended with its headers (end_of_stream) sends nothing more either way.
+    const endedAtHeaders = (this.seen & (i === REQUEST_HEADERS ? REQUEST_ENDED : RESPONSE_ENDED)) !== 0 && !(echo?.open ?? false);
+    if ((this.bodyAhead[i] && !endedAtHeaders) || n[i + 1]! > 0 || n[i + 2]! > 0) {
       return `${name} answer with CONTINUE_AND_REPLACE while Envoy streams its direction's body to the processor (Envoy would await no answer to it)`;
     }
     return undefined;

@@ -164,6 +164,10 @@ describe('EnvoyLedger: whether an EPP answer fits what Envoy waits for', () => {
       expect(answer(replacing).replaces).toBe(true);
       expect(x.misfit(answer(replacing))).toBeUndefined();
     }
+    // Full duplex, a request without a body (headers with end_of_stream): nothing more comes.
+    const bodiless = new EnvoyLedger(FD, undefined);
+    bodiless.fromEnvoy(envoyMsg(headersMsg({ eos: true })));
+    expect(bodiless.misfit(answer(replacing))).toBeUndefined();
   });
 
   it('fits: each answer to its pending message, in order; immediate_response and override_message_timeout at any time', () => {
