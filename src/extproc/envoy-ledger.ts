@@ -41,6 +41,8 @@ export class EnvoyLedger {
   private readonly unanswered = [0, 0, 0, 0, 0, 0];
   private readonly requestEcho: EchoLedger | undefined;
   private readonly responseEcho: EchoLedger | undefined;
+  /** Per direction (by its headers phase): Envoy sends body messages without waiting for the headers answer. */
+  private readonly bodyAhead = [false, false, false, false];
   /** Envoy sent the whole request: headers with end_of_stream, the body's end, or trailers. */
   requestComplete = false;
   /** Envoy started the response path. */
@@ -62,6 +64,10 @@ export class EnvoyLedger {
     this.responseDuplex = protocol?.response_body_mode === BodySendMode.FULL_DUPLEX_STREAMED;
     if (this.requestDuplex) this.requestEcho = new EchoLedger();
     if (this.responseDuplex) this.responseEcho = new EchoLedger();
+    const ahead = (mode: BodySendMode | undefined): boolean =>
+      mode === BodySendMode.FULL_DUPLEX_STREAMED || (mode === BodySendMode.STREAMED && protocol?.send_body_without_waiting_for_header_response === true);
+    this.bodyAhead[REQUEST_HEADERS] = ahead(protocol?.request_body_mode);
+    this.bodyAhead[RESPONSE_HEADERS] = ahead(protocol?.response_body_mode);
   }
 
   /**
@@ -115,7 +121,8 @@ export class EnvoyLedger {
    * pending, a second answer to one message, an answer ahead of an earlier
    * message's of its direction, a body answer that is not a streamed_response in
    * FULL_DUPLEX_STREAMED (or is one in another mode), anything after an
-   * immediate response. immediate_response
+   * immediate response, a CONTINUE_AND_REPLACE headers answer while its
+   * direction's body may be under way. immediate_response
    * fits at any time; override_message_timeout answers nothing and always fits.
    */
   misfit(a: RelayableAnswer): string | undefined {
@@ -123,7 +130,7 @@ export class EnvoyLedger {
     switch (a.case) {
       case 'request_headers':
       case 'response_headers':
-        return this.unanswered[PHASE_OF[a.case]]! > 0 ? undefined : `${a.case} answer with no ${a.case} message unanswered`;
+        return this.headersMisfit(PHASE_OF[a.case], a.replaces);
       case 'request_body':
         return this.bodyMisfit(REQUEST_BODY, this.requestEcho, a.streamed);
       case 'response_body':
@@ -233,6 +240,25 @@ export class EnvoyLedger {
 
   private answered(i: number): void {
     if (this.unanswered[i]! > 0) this.unanswered[i]!--;
+  }
+
+  /**
+   * A headers answer (phase `i`) with nothing to answer, or with CONTINUE_AND_REPLACE (`replaces`)
+   * while body or trailers messages of its direction may be under way: Envoy then drops them and
+   * awaits no answer to them, so the EPP's answers to them, or the router's, would be spurious.
+   */
+  private headersMisfit(i: number, replaces: boolean): string | undefined {
+    const name = PHASES[i]!.name;
+    if (this.unanswered[i]! === 0) return `${name} answer with no ${name} message unanswered`;
+    if (!replaces) return undefined;
+    const n = this.unanswered;
+    const echo = i === REQUEST_HEADERS ? this.requestEcho : this.responseEcho;
+    // A direction that ended with its headers (end_of_stream) sends nothing more either way.
+    const endedAtHeaders = (this.seen & (i === REQUEST_HEADERS ? REQUEST_ENDED : RESPONSE_ENDED)) !== 0 && !(echo?.open ?? false);
+    if ((this.bodyAhead[i] && !endedAtHeaders) || n[i + 1]! > 0 || n[i + 2]! > 0) {
+      return `${name} answer with CONTINUE_AND_REPLACE while Envoy streams its direction's body to the processor (Envoy would await no answer to it)`;
+    }
+    return undefined;
   }
 
   /** A body answer (phase `i`) before its direction's headers answer, or with nothing to answer. */

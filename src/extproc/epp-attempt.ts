@@ -25,7 +25,11 @@ export interface EnvoyInput {
 export type EnvoySent = Pick<EnvoyLedger, 'inputEnded'>;
 
 export interface AttemptOwner {
-  onEppMessage(attempt: EppAttempt, msg: Buffer): void;
+  /**
+   * A message of the EPP. Returns whether it answered something: one that did not (an
+   * override_message_timeout) leaves the attempt's answer deadline running.
+   */
+  onEppMessage(attempt: EppAttempt, msg: Buffer): boolean;
   /** The EPP ended its stream with OK (after every message it sent was delivered). */
   onEppEnd(attempt: EppAttempt): void;
   onEppFailure(attempt: EppAttempt, reason: FailureReason, err: unknown): void;
@@ -226,13 +230,13 @@ export class EppAttempt {
 
   private readonly onData = (msg: Buffer): void => {
     const p = this.phase;
-    if (p.t === 'open') {
+    if (p.t !== 'open' && p.t !== 'answered') return;
+    const answered = this.owner.onEppMessage(this, msg);
+    // Leaving 'open' stops its answer and read deadlines (enter()); a message that answered nothing leaves them running.
+    if (p.t === 'open' && this.phase === p && answered) {
       this.enter({ t: 'answered', call: p.call, backedUp: p.backlog !== undefined });
       this.settings.observer.eppFirstResponse(this.candidate.cluster, (performance.now() - this.startedAt) / 1000);
-    } else if (p.t !== 'answered') {
-      return;
     }
-    this.owner.onEppMessage(this, msg);
   };
 
   private readonly onEnd = (): void => {

@@ -92,28 +92,35 @@ export class EppRelay implements Processor, AttemptOwner {
 
   // ---- EPP -> Envoy ----------------------------------------------------------------
 
-  onEppMessage(a: EppAttempt, msg: Buffer): void {
+  onEppMessage(a: EppAttempt, msg: Buffer): boolean {
     const p = this.phase;
-    if ((p.t !== 'attempting' && p.t !== 'committed') || p.attempt !== a) return;
+    if ((p.t !== 'attempting' && p.t !== 'committed') || p.attempt !== a) return true;
     const c = a.candidate;
     const answer = readEppAnswer(msg, this.ctx.answerRules.of(c.cluster), this.ctx.destinationHeader);
     switch (answer.t) {
       case 'malformed':
-        return this.dropEpp(a, 'stream', new RouterError(ErrorCode.EppStream, 'malformed message from the EPP', { cause: answer.cause }));
+        this.dropEpp(a, 'stream', new RouterError(ErrorCode.EppStream, 'malformed message from the EPP', { cause: answer.cause }));
+        return true;
       case 'spurious':
-        return this.refuse(a, { reason: 'spurious_answer', detail: 'a ProcessingResponse that answers nothing' });
+        this.refuse(a, { reason: 'spurious_answer', detail: 'a ProcessingResponse that answers nothing' });
+        return true;
       case 'refused':
-        return this.refuse(a, answer.refusal);
+        this.refuse(a, answer.refusal);
+        return true;
       case 'answer':
         break;
     }
     const misfit = this.writer.waits.misfit(answer);
-    if (misfit !== undefined) return this.refuse(a, { reason: 'spurious_answer', detail: misfit });
+    if (misfit !== undefined) {
+      this.refuse(a, { reason: 'spurious_answer', detail: misfit });
+      return true;
+    }
     for (const d of answer.dropped) this.ctx.guardReport.report(c.cluster, c.id, d, false);
     if (p.t === 'committed') {
       p.silence.heard();
       this.writer.relay(answer);
     } else this.firstAnswer(p, answer);
+    return answer.case !== 'override_message_timeout';
   }
 
   onEppEnd(a: EppAttempt): void {

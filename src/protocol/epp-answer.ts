@@ -5,14 +5,14 @@
  */
 import { GuardWalk, Level, type AnswerRules, type GuardFinding } from './answer-guard.js';
 import type { ResponseCase } from './codec.js';
-import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from './constants.js';
+import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE, ResponseStatus } from './constants.js';
 import { PHASE_BY_RESPONSE_FIELD } from './phases.js';
 import * as F from './response-fields.js';
 import { structEntry } from './router-metadata.js';
 import { primaryEndpoint, type DestinationHeaderMode } from './responses.js';
 import { cursor, dropField, findLast, found, lenField, readBool, readInt32, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, WIRE_VARINT, type Rewrite } from './wire-walk.js';
 
-/** What an answer answers: a response member, or only override_message_timeout (answers nothing, Envoy acts on it). */
+/** What an answer answers: a response member, or override_message_timeout (answers nothing, Envoy acts on it and reads nothing else of that message). */
 export type AnswerCase = Exclude<ResponseCase, 'none'> | 'override_message_timeout';
 
 export interface RelayableAnswer {
@@ -26,6 +26,8 @@ export interface RelayableAnswer {
   readonly endOfStream: boolean;
   /** That streamed_response's body length (0 when not streamed). */
   readonly echoedBytes: number;
+  /** A headers answer whose CommonResponse.status is CONTINUE_AND_REPLACE: Envoy sends and awaits nothing more in its direction. */
+  readonly replaces: boolean;
   /** immediate_response: its HTTP status. */
   readonly status: number | undefined;
   /** immediate_response: the retry-after header it sets (as relayed), if any. */
@@ -61,6 +63,7 @@ const enum ReaderLevel {
 }
 
 const isBody = (no: number): boolean => no === F.REQUEST_BODY || no === F.RESPONSE_BODY;
+const isHeaders = (no: number): boolean => no === F.REQUEST_HEADERS || no === F.RESPONSE_HEADERS;
 
 /**
  * Walks one answer once: the rules (GuardWalk), and on the way the streamed
@@ -76,6 +79,8 @@ class AnswerReader extends GuardWalk {
   streamed = false;
   endOfStream = false;
   echoedBytes = 0;
+  /** A headers member's CommonResponse.status (last occurrence), when set. */
+  commonStatus: number | undefined;
   status: number | undefined;
   retryAfter: string | undefined;
   metadata = false;
@@ -101,6 +106,7 @@ class AnswerReader extends GuardWalk {
   private clearMember(): void {
     this.bodyChanges = false;
     this.clearStreamed();
+    this.commonStatus = undefined;
     this.status = undefined;
     this.retryAfter = undefined;
     this.list = undefined;
@@ -132,6 +138,7 @@ class AnswerReader extends GuardWalk {
 
   override field(level: number, buf: Buffer, no: number, start: number, end: number): Rewrite {
     if (level === Level.Answer) this.scalar(level, no);
+    else if (level === Level.HeadersOrBody && no === F.COMMON_RESPONSE && isHeaders(this.member)) this.readCommonStatus(buf, start, end);
     else if (level === Level.Common && isBody(this.member) && (no === F.HEADER_MUTATION || no === F.ADDED_TRAILERS)) {
       this.bodyChanges = true;
     } else if (level === ReaderLevel.DestinationOption) {
@@ -169,6 +176,16 @@ class AnswerReader extends GuardWalk {
           cursor.at = bodyEnd;
         } else skipValue(buf, wt, streamedEnd);
       }
+    }
+  }
+
+  /** CommonResponse.status of a headers answer (occurrences merge: the last one set counts). */
+  private readCommonStatus(buf: Buffer, start: number, end: number): void {
+    cursor.at = start;
+    while (cursor.at < end) {
+      const tag = readTag(buf, end);
+      if (tag >>> 3 === F.COMMON_STATUS && (tag & 7) === WIRE_VARINT) this.commonStatus = readInt32(buf, end);
+      else skipValue(buf, tag & 7, end);
     }
   }
 
@@ -241,7 +258,8 @@ export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader
   } catch (cause) {
     return { t: 'malformed', cause };
   }
-  const c = reader.last === 0 ? (reader.overridesTimeout ? 'override_message_timeout' : undefined) : answerCase(reader.last);
+  // Envoy reads a message with override_message_timeout as that only: a member beside it answers nothing.
+  const c = reader.overridesTimeout ? 'override_message_timeout' : reader.last === 0 ? undefined : answerCase(reader.last);
   if (c === undefined) return { t: 'spurious' };
   const judged = reader.judged();
   if (judged && reader.refusal !== undefined) return { t: 'refused', refusal: reader.refusal };
@@ -250,14 +268,16 @@ export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader
     out = rewritten ?? msg;
     if (reader.list !== undefined && c === 'request_headers') out = withListInMetadata(out, reader, reader.list);
   }
-  const streamed = reader.streamed;
+  const member = c === 'override_message_timeout' ? 0 : reader.last;
+  const streamed = isBody(member) && reader.streamed;
   return {
     t: 'answer',
     case: c,
     msg: out,
     streamed,
-    endOfStream: reader.endOfStream,
+    endOfStream: streamed && reader.endOfStream,
     echoedBytes: streamed ? reader.echoedBytes : 0,
+    replaces: isHeaders(member) && reader.commonStatus === ResponseStatus.CONTINUE_AND_REPLACE,
     status: c === 'immediate_response' ? reader.status : undefined,
     retryAfter: c === 'immediate_response' ? reader.retryAfter : undefined,
     destination: judged ? reader.destination : undefined,

@@ -19,6 +19,7 @@ export const MODE_RESPONSE_BODY = 4;
 // HeadersResponse.response / BodyResponse.response
 export const COMMON_RESPONSE = 1;
 // CommonResponse
+export const COMMON_STATUS = 1;
 export const HEADER_MUTATION = 2;
 export const BODY_MUTATION = 3;
 export const ADDED_TRAILERS = 4;

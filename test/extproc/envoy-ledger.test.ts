@@ -3,6 +3,7 @@ import { MemberAnswerRules } from '../../src/config/answer-rules.js';
 import { EchoLedger, EnvoyLedger } from '../../src/extproc/envoy-ledger.js';
 import { HeldBytes } from '../../src/extproc/held-bytes.js';
 import { decodeResponse, encodeResponse, type ProtocolConfiguration } from '../../src/protocol/codec.js';
+import { ResponseStatus } from '../../src/protocol/constants.js';
 import { readEppAnswer } from '../../src/protocol/epp-answer.js';
 import { destinationHeadersResponse, streamedBody } from '../../src/protocol/responses.js';
 import { bodyMsg, envoyMsg, headersMsg, responseHeadersMsg, trailersMsg } from './fakes.js';
@@ -153,6 +154,21 @@ describe('EnvoyLedger: whether an EPP answer fits what Envoy waits for', () => {
   };
   const headersAnswer = destinationHeadersResponse('request_headers', '10.0.0.1:8000');
   const BUFFERED: ProtocolConfiguration = { request_body_mode: 2, response_body_mode: 2, send_body_without_waiting_for_header_response: false };
+  const replacing = encodeResponse({ request_headers: { response: { status: ResponseStatus.CONTINUE_AND_REPLACE, body_mutation: { body: Buffer.from('{}') } } } });
+  const REPLACE_MISFIT = "request_headers answer with CONTINUE_AND_REPLACE while Envoy streams its direction's body to the processor (Envoy would await no answer to it)";
+
+  it('a CONTINUE_AND_REPLACE headers answer fits while Envoy sends its direction nothing before the headers answer', () => {
+    for (const protocol of [BUFFERED, null, { ...STREAMED, send_body_without_waiting_for_header_response: false }]) {
+      const x = new EnvoyLedger(protocol, undefined);
+      x.fromEnvoy(envoyMsg(headersMsg({ protocol: null })));
+      expect(answer(replacing).replaces).toBe(true);
+      expect(x.misfit(answer(replacing))).toBeUndefined();
+    }
+    // Full duplex, a request without a body (headers with end_of_stream): nothing more comes.
+    const bodiless = new EnvoyLedger(FD, undefined);
+    bodiless.fromEnvoy(envoyMsg(headersMsg({ eos: true })));
+    expect(bodiless.misfit(answer(replacing))).toBeUndefined();
+  });
 
   it('fits: each answer to its pending message, in order; immediate_response and override_message_timeout at any time', () => {
     const x = new EnvoyLedger(STREAMED, undefined);
@@ -176,6 +192,9 @@ describe('EnvoyLedger: whether an EPP answer fits what Envoy waits for', () => {
     ['full duplex: a body answer that is not streamed', FD, [headersMsg(), bodyMsg('request_body', 'a', true)], [headersAnswer], encodeResponse({ request_body: {} }), 'request_body answer that is not a streamed_response in FULL_DUPLEX_STREAMED'],
     ['full duplex: an echo after the echo ended', FD, [headersMsg(), bodyMsg('request_body', 'a', true)], [headersAnswer, streamedBody('request_body', Buffer.from('a'), true)], streamedBody('request_body', Buffer.from('b'), false), 'request_body streamed_response with no request_body to echo (none sent, or its echo ended)'],
     ['full duplex: an echo of a body never sent', FD, [headersMsg({ eos: true })], [headersAnswer], streamedBody('request_body', Buffer.from('b'), true), 'request_body streamed_response with no request_body to echo (none sent, or its echo ended)'],
+    ['full duplex: CONTINUE_AND_REPLACE with the body under way', FD, [headersMsg(), bodyMsg('request_body', 'a', true)], [], replacing, REPLACE_MISFIT],
+    ['full duplex: CONTINUE_AND_REPLACE before any body chunk', FD, [headersMsg()], [], replacing, REPLACE_MISFIT],
+    ['STREAMED without waiting: CONTINUE_AND_REPLACE', STREAMED, [headersMsg({ protocol: null })], [], replacing, REPLACE_MISFIT],
     ['anything after an immediate response', null, [headersMsg({ protocol: null })], [encodeResponse({ immediate_response: { status: { code: 400 } } })], headersAnswer, 'request_headers answer after an immediate_response ended processing'],
   ])('misfit: %s', (_name, protocol, envoy, answered, next, why) => {
     const x = new EnvoyLedger(protocol, undefined);

@@ -22,8 +22,9 @@ const candidate: EppCandidate = {
 class Owner implements AttemptOwner {
   readonly events: string[] = [];
   readonly errors: string[] = [];
-  onEppMessage(_a: EppAttempt, msg: Buffer): void {
+  onEppMessage(_a: EppAttempt, msg: Buffer): boolean {
     this.events.push(`msg ${msg.toString()}`);
+    return msg.toString() !== 'nothing';
   }
   onEppEnd(): void {
     this.events.push('end');
@@ -81,6 +82,16 @@ describe('EppAttempt', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(owner.events).toEqual(['fail timeout']);
     expect(call.cancelled).toBe(true);
+  });
+
+  it('a message that answers nothing (override_message_timeout) leaves the deadline running', async () => {
+    const { pool, owner, attempt, call, observer } = setup(20);
+    await pool.complete(call);
+    attempt.arm();
+    call.reply(Buffer.from('nothing'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(owner.events).toEqual(['msg nothing', 'fail timeout']);
+    expect(observer.firstResponses).toEqual([]);
   });
 
   it('an answer before the deadline disarms it', async () => {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { StandinOptions } from '../harness/envoy-standin.js';
 import type { EppReply } from '../harness/hostile-epp.js';
 import { hostileFixture, routeTo } from './hostile-scenario.js';
+import { ResponseStatus } from '../../src/protocol/constants.js';
 import type { PhaseName } from '../../src/protocol/phases.js';
 import { jsonBody, POOL_A_ENDPOINTS, POOL_B_ENDPOINTS } from './scenario.js';
 
@@ -59,21 +60,26 @@ const AFTER_COMMIT: Spurious[] = [
   { name: 'a streamed_response outside full duplex', on: 'response_body', send: () => [streamed('response_body')], modes: ['BUFFERED', 'STREAMED'] },
 ];
 
+/** `n` split requests all served by pool-b: each of pool-a's answers refused (spurious_answer) and failed over. */
+async function expectEveryRequestFailedOver(n: number, opts: StandinOptions): Promise<void> {
+  const results = [];
+  for (let i = 0; i < n; i++) results.push(await f.sc!.envoy.run(request('split.example'), opts));
+  for (const r of results) {
+    expect(r.reason).toBeUndefined();
+    expect(r.status).toBe(200);
+    expect(r.destination).toBe(POOL_B_ENDPOINTS[0]);
+  }
+  expect(f.hostile!.streams).toBeGreaterThan(0);
+  expect(f.sc!.observer.failovers.filter((x) => x.reason === 'refused')).toHaveLength(f.hostile!.streams);
+  expect(f.sc!.observer.guarded.filter((g) => g.reason === 'spurious_answer')).toHaveLength(f.hostile!.streams);
+}
+
 const cases = (list: Spurious[]) => list.flatMap((s) => MODES.filter((m) => s.modes?.includes(m) ?? true).map((mode) => ({ ...s, mode })));
 
 describe('an EPP answer Envoy is not waiting for', () => {
   it.each(cases(BEFORE_COMMIT))('before the commit, $mode: $name -> refused, counted, failed over', async (s) => {
     await start({ answer: () => routeTo(POOL_A_ENDPOINTS[0]!), inject: { [s.on]: () => s.send(s.mode) } });
-    const results = [];
-    for (let i = 0; i < 4; i++) results.push(await f.sc!.envoy.run(request('split.example'), options(s.mode)));
-    for (const r of results) {
-      expect(r.reason).toBeUndefined();
-      expect(r.status).toBe(200);
-      expect(r.destination).toBe(POOL_B_ENDPOINTS[0]);
-    }
-    expect(f.hostile!.streams).toBeGreaterThan(0);
-    expect(f.sc!.observer.failovers.filter((f) => f.reason === 'refused')).toHaveLength(f.hostile!.streams);
-    expect(f.sc!.observer.guarded.filter((g) => g.reason === 'spurious_answer')).toHaveLength(f.hostile!.streams);
+    await expectEveryRequestFailedOver(4, options(s.mode));
   });
 
   it.each(cases(AFTER_COMMIT))('after the commit, $mode: $name -> refused, counted, the router finishes', async (s) => {
@@ -86,6 +92,64 @@ describe('an EPP answer Envoy is not waiting for', () => {
     await f.sc!.settled();
     expect(f.sc!.observer.outcomes()).toEqual(['finished_by_router']);
     expect(f.sc!.observer.guarded).toEqual([{ cluster: 'cluster-a', reason: 'spurious_answer' }]);
+  });
+});
+
+describe('a headers answer with status CONTINUE_AND_REPLACE', () => {
+  // Envoy then drops the body it already streamed to the processor and awaits no answer to it:
+  // the EPP's echo, or the router's own answers for it, would be spurious. Where Envoy streams
+  // a body before the headers answer, the relay refuses such an answer; elsewhere it is relayed.
+  const replacing = () => {
+    const a = routeTo(POOL_A_ENDPOINTS[0]!);
+    return { ...a, request_headers: { response: { ...a.request_headers.response, status: ResponseStatus.CONTINUE_AND_REPLACE, body_mutation: { body: Buffer.from('{}') } } } };
+  };
+  const pipelined: StandinOptions = { ...options('STREAMED'), sendBodyWithoutWaitingForHeaderResponse: true };
+
+  it.each([
+    ['FULL_DUPLEX_STREAMED', options('FULL_DUPLEX_STREAMED')],
+    ['STREAMED, body sent without waiting for the headers answer', pipelined],
+  ])('%s: refused, counted, failed over; Envoy never sees it', async (_mode, opts) => {
+    await start({ answer: replacing });
+    await expectEveryRequestFailedOver(3, opts);
+  });
+
+  it.each(['BUFFERED', 'STREAMED', 'headers-only'] as const)('%s (no body sent before the headers answer): relayed', async (mode) => {
+    await start({ answer: replacing });
+    const r = await f.sc!.envoy.run(request('local.example'), options(mode));
+    expect(r.reason).toBeUndefined();
+    expect(r.status).toBe(200);
+    expect(r.destination).toBe(POOL_A_ENDPOINTS[0]);
+    await f.sc!.settled();
+    expect(f.sc!.observer.guarded).toEqual([]);
+  });
+});
+
+describe('a headers answer sent together with override_message_timeout', () => {
+  // Envoy reads such a message as the override only: the request headers still wait for their
+  // answer. The relay reads it the same way, so the EPP's real answer after it is relayed.
+  it.each(MODES)('%s: Envoy gets the later real answer; nothing refused', async (mode) => {
+    const withOverride = { ...routeTo(POOL_A_ENDPOINTS[1]!), override_message_timeout: { seconds: 2 } };
+    await start({ answer: () => routeTo(POOL_A_ENDPOINTS[0]!), inject: { request_headers: () => [withOverride] } });
+    const r = await f.sc!.envoy.run(request('local.example'), { ...options(mode), messageTimeoutMs: 1000 });
+    expect(r.reason).toBeUndefined();
+    expect(r.status).toBe(200);
+    expect(r.destination).toBe(POOL_A_ENDPOINTS[0]);
+    await f.sc!.settled();
+    expect(f.sc!.observer.guarded).toEqual([]);
+  });
+});
+
+describe('an EPP that sends override_message_timeout and nothing more', () => {
+  // It answers nothing: the attempt's deadline keeps running (Envoy may wait far longer on the
+  // override, or, in full duplex, on nothing), and the request fails over when it passes.
+  it.each(['headers-only', 'FULL_DUPLEX_STREAMED'] as const)('%s: failed over after attemptTimeoutMs', async (mode) => {
+    await start({ answer: () => ({ override_message_timeout: { seconds: 60 } }) }, { attemptTimeoutMs: 300 });
+    const r = await f.sc!.envoy.run({ ...request('split.example'), body: undefined }, options(mode));
+    expect(r.reason).toBeUndefined();
+    expect(r.status).toBe(200);
+    expect(r.destination).toBe(POOL_B_ENDPOINTS[0]);
+    expect(f.hostile!.streams).toBe(1);
+    expect(f.sc!.observer.failovers.map((x) => x.reason)).toEqual(['timeout']);
   });
 });
 

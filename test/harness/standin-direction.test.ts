@@ -228,6 +228,15 @@ describe('stream failures', () => {
     expect(await run(t, { body: undefined }, { ...opts, requestBodyMode: 'FULL_DUPLEX_STREAMED' })).toMatchObject({ outcome: 'forwarded' });
   });
 
+  it('a response member beside override_message_timeout is not applied: Envoy still waits for its answer', async () => {
+    const t = await processor((m, call) => {
+      if (m.request !== 'request_headers') return;
+      call.write({ ...destHeaders(), override_message_timeout: { seconds: 1 } });
+    });
+    const opts: StandinOptions = { requestBodyMode: 'NONE', messageTimeoutMs: 100, responseHeaderMode: 'SKIP', responseBodyMode: 'NONE' };
+    expect(await run(t, { body: undefined }, opts)).toMatchObject({ outcome: 'local-reply', status: 504 });
+  });
+
   it('a client reset cancels the ext_proc stream', async () => {
     let cancelled = false;
     const server = await processor((_m, call) => call.on('cancelled', () => (cancelled = true)));
@@ -294,6 +303,24 @@ describe('per-mode body handling', () => {
     const r = await run(t, { body: ['old', 'body'] }, { requestBodyMode: 'BUFFERED', responseHeaderMode: 'SKIP', responseBodyMode: 'NONE' });
     expect(r.forwardedBody!.toString()).toBe('new');
     expect(r.messages.filter((m) => m.dir === 'out').map((m) => m.type)).toEqual(['request_headers']);
+  });
+
+  it('full duplex: CONTINUE_AND_REPLACE on headers ends the direction; a later streamed body response is spurious', async () => {
+    const replace = { request_headers: { response: { status: 1, header_mutation: { set_headers: [set('x-gateway-destination-endpoint', DEST)] }, body_mutation: { body: Buffer.from('new') } } } };
+    const replacing = (echo: boolean) =>
+      processor(fullDuplex((m, call) => {
+        if (m.request !== 'request_body') return false;
+        if (!m.request_body?.end_of_stream) return true;
+        call.write(replace);
+        if (echo) call.write(streamed('request_body', m.request_body.body, true));
+        return true;
+      }));
+    const ok = await run(await replacing(false), { body: ['old', 'body'] });
+    expect(ok.status).toBe(200);
+    expect(ok.forwardedBody!.toString()).toBe('new');
+    const r = await run(await replacing(true), { body: ['old', 'body'] });
+    expect(r).toMatchObject({ outcome: 'local-reply', status: 500 });
+    expect(r.reason).toMatch(/spurious/);
   });
 
   it('full duplex: M streamed responses may answer N chunks; only streamed bytes reach the upstream', async () => {

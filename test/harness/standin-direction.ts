@@ -144,9 +144,18 @@ export class DirectionRun {
     while (!(this.headersAnswered && bodyDone && trailersDone)) {
       const m = await this.receive();
       if (m.response === `${this.dir}_headers` && !this.headersAnswered) {
-        this.applyCommon(m[`${this.dir}_headers`]?.response, true);
+        const cr = m[`${this.dir}_headers`]?.response;
+        this.applyCommon(cr, true);
         this.headersAnswered = true;
         if (this.dir === 'response') this.committed = true;
+        if (cr?.status === 1) {
+          // CONTINUE_AND_REPLACE: the chunks handed over are dropped, the direction's body is the
+          // mutation's (or none), and no body or trailers answer is awaited any more: one is spurious.
+          const next = bodyMutation(cr, Buffer.alloc(0));
+          if (next !== 'streamed' && next.length > 0) this.out.push(next);
+          this.headers = this.headers.filter(([k]) => k !== 'content-length');
+          return;
+        }
       } else if (m.response === `${this.dir}_body`) {
         if (!this.headersAnswered) this.spurious(m, `${this.dir}_headers`, 'body response before the headers response');
         if (bodyDone) this.spurious(m, 'nothing', 'body response after the body ended');
@@ -238,8 +247,9 @@ export class DirectionRun {
       }
       if (ev.kind !== 'message') continue;
       const m = ev.message;
-      if (!m.response && m.override_message_timeout) {
-        // Envoy restarts the running message timer; in full duplex no timer runs (ignored).
+      if (m.override_message_timeout) {
+        // Envoy restarts the running message timer; in full duplex no timer runs (ignored). It reads
+        // nothing else of such a message: a response member beside it is not applied.
         const t = m.override_message_timeout;
         if (!fd) timeout = (t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
         continue;

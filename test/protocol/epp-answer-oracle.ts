@@ -225,10 +225,11 @@ export function oldReadEppAnswer(msg: Buffer, rules: AnswerRules, destinationHea
       } else refusal = g.refusal;
     }
     let c: AnswerCase;
-    if (peek.case === 'none') {
-      if (!scanFields(msg).some((f) => f.no === OVERRIDE_MESSAGE_TIMEOUT)) return { t: 'spurious' };
-      c = 'override_message_timeout';
-    } else c = peek.case;
+    // Envoy reads a message with override_message_timeout as that only.
+    if (scanFields(msg).some((f) => f.no === OVERRIDE_MESSAGE_TIMEOUT)) c = 'override_message_timeout';
+    else if (peek.case === 'none') return { t: 'spurious' };
+    else c = peek.case;
+    const streamed = peek.streamed && (c === 'request_body' || c === 'response_body');
     if (refusal !== undefined) return { t: 'refused', refusal };
     let status: number | undefined;
     let retryAfter: string | undefined;
@@ -246,16 +247,17 @@ export function oldReadEppAnswer(msg: Buffer, rules: AnswerRules, destinationHea
       out = rewriteDestination(out, destinationHeader);
     }
     let echoedBytes = 0;
-    if (peek.streamed && (c === 'request_body' || c === 'response_body')) {
+    if (streamed) {
       echoedBytes = Math.max(0, lastPathLength(out, c === 'request_body' ? STREAMED_REQUEST_BODY : STREAMED_RESPONSE_BODY));
     }
     return {
       t: 'answer',
       case: c,
       msg: out,
-      streamed: peek.streamed,
-      endOfStream: peek.endOfStream,
+      streamed,
+      endOfStream: streamed && peek.endOfStream,
       echoedBytes,
+      replaces: (c === 'request_headers' || c === 'response_headers') && decodeResponse(out)[c]?.response?.status === 1,
       status,
       retryAfter,
       destination,

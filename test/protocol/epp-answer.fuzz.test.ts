@@ -21,7 +21,8 @@ function expectAgreesWithDecode(msg: Buffer, a: EppAnswer): void {
     if (a.t === 'spurious') expect(member).toBeUndefined();
     return;
   }
-  expect(a.case).toBe(member ?? 'override_message_timeout');
+  // Envoy reads a message with override_message_timeout as that only.
+  expect(a.case).toBe(d.override_message_timeout != null ? 'override_message_timeout' : member);
   const streamed = (a.case === 'request_body' || a.case === 'response_body') && d[a.case]?.response?.body_mutation?.streamed_response;
   expect(a.streamed).toBe(!!streamed);
   expect(a.endOfStream).toBe(streamed ? streamed.end_of_stream : false);
@@ -61,6 +62,8 @@ function agrees(a: EppAnswer, old: EppAnswer): boolean {
   if (old.t !== 'answer' || a.t !== 'answer') return isDeepStrictEqual(a, old);
   const { msg: oldMsg, ...oldRest } = old;
   const { msg: newMsg, ...newRest } = a;
+  // Envoy ignores all but the override: the old readers rewrote a destination list in it, the reader only judges it.
+  if (a.case === 'override_message_timeout' && isDeepStrictEqual(newRest, oldRest)) return true;
   return isDeepStrictEqual(newRest, oldRest) && (newMsg.equals(oldMsg) || isDeepStrictEqual(decodedJson(newMsg), decodedJson(oldMsg)));
 }
 

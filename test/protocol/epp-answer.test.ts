@@ -97,6 +97,28 @@ describe('readEppAnswer: headers answers', () => {
     expect(read(msg)).toMatchObject({ t: 'refused', refusal: { reason } });
   });
 
+  it('override_message_timeout beside a member: read as the override only, as Envoy does (the member answers nothing)', () => {
+    const both = encodeResponse({ ...{ request_headers: { response: { header_mutation: { set_headers: [headerOption(DEST, '10.0.0.1:8000')] } } } }, override_message_timeout: { seconds: 1 } });
+    expect(answer(both)).toMatchObject({ case: 'override_message_timeout', streamed: false, replaces: false });
+    const echo = Buffer.concat([streamedBody('request_body', Buffer.from('ab'), true), encodeResponse({ override_message_timeout: { seconds: 1 } })]);
+    expect(answer(echo)).toMatchObject({ case: 'override_message_timeout', streamed: false, endOfStream: false, echoedBytes: 0 });
+    // Still judged: a denied destination in it is refused.
+    const denied = encodeResponse({ request_headers: { response: { header_mutation: { set_headers: [headerOption(DEST, '127.0.0.1:80')] } } }, override_message_timeout: { seconds: 1 } });
+    expect(read(denied)).toMatchObject({ t: 'refused', refusal: { reason: 'destination_denied' } });
+  });
+
+  it('CONTINUE_AND_REPLACE: read from a headers answer (the last status of merged occurrences), never from a body answer', () => {
+    const status = (v: number) => fld(1, varint(1, v));
+    expect(answer(fld(1, status(1))).replaces).toBe(true);
+    expect(answer(fld(2, status(1))).replaces).toBe(true);
+    expect(answer(fld(1, status(1), status(0))).replaces).toBe(false);
+    expect(answer(concat(fld(1, status(0)), fld(1, status(1)))).replaces).toBe(true);
+    expect(answer(fld(1, status(0))).replaces).toBe(false);
+    expect(answer(fld(3, status(1))).replaces).toBe(false);
+    // Another member replaces the headers answer, and what was read of it.
+    expect(answer(concat(fld(1, status(1)), fld(5))).replaces).toBe(false);
+  });
+
   it('a destination hidden in an earlier occurrence of the option header is judged (occurrences merge)', () => {
     const hv = (...f: Buffer[]): Buffer => fld(1, ...f);
     const option = fld(1, hv(fld(1, Buffer.from(DEST)), fld(3, Buffer.from('1.2.3.4:80'))), hv(fld(2, Buffer.from('10.0.0.1:80'))));

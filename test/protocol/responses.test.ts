@@ -127,7 +127,6 @@ function eppResponse(dest: Init<ProcessingResponse>['dynamic_metadata'] | null, 
       },
     },
     dynamic_metadata: dest,
-    override_message_timeout: { seconds: 3 },
   });
 }
 
