@@ -12,7 +12,8 @@
  *
  * Our entries for served Gateways (`owned`) that no parentRef asks for any
  * more are planned away; other controllers' entries are never planned.
- * Also counts, per listener, the routes attached and accepted there.
+ * Also counts, per listener, the routes attached there, accepted or not
+ * (a route refused for an unsupported feature is attached all the same).
  */
 import { GROUP_GATEWAY, type HTTPRoute, type ParentReference, type ParentStatus } from '../model/types.js';
 import type { Diagnostic, RoutingSnapshot } from '../snapshot/types.js';
@@ -127,12 +128,14 @@ export function planRouteStatuses(input: RouteStatusInput): { plans: RoutePlan[]
       if (parents.some((p) => sameRef(p.parentRef, parentRef))) return;
       const attachment = summary?.attachments.find((a) => a.parentRefIndex === i);
       const refused = problems('Accepted', i);
+      // Attachment, not acceptance, is what a listener's attachedRoutes counts (Gateway API: a route
+      // attached by its parentRef and the listener's allowedRoutes counts even with Accepted False).
+      if (attachment) for (const l of attachment.listeners) counted.add(`${gateway}/${l}`);
       let accepted: RawCondition;
       if (refused.length > 0) accepted = falseFrom('Accepted', refused, gen);
       else if (attachment) {
         const where = attachment.listeners.length > 0 ? `listener(s) ${attachment.listeners.join(', ')}` : 'the Gateway';
         accepted = condition('Accepted', true, 'Accepted', `attached to ${where}`, gen);
-        for (const l of attachment.listeners) counted.add(`${gateway}/${l}`);
       } else accepted = condition('Accepted', false, 'NoMatchingParent', `the route is not attached to Gateway ${gateway}`, gen);
       const unresolved = problems('ResolvedRefs', i);
       const resolved = unresolved.length > 0 ? falseFrom('ResolvedRefs', unresolved, gen) : condition('ResolvedRefs', true, 'ResolvedRefs', 'every backendRef resolves', gen);

@@ -175,6 +175,20 @@ describe('HTTPRoute status.parents plan', () => {
     expect(p.gateways[0]!.status.listeners[0]!.attachedRoutes).toBe(1);
   });
 
+  it('attachedRoutes counts an attached route whose Accepted is False (Gateway API: attachment, not acceptance)', () => {
+    const refused: Diagnostic = {
+      severity: 'error',
+      subject: 'cluster-a: HTTPRoute example/a',
+      reason: 'UnsupportedValue',
+      message: 'timeouts: not honoured',
+      status: { kind: 'HTTPRoute', namespace: 'example', name: 'a', condition: 'Accepted' },
+    };
+    const p = plan([gw(), r('a'), r('b')], { diagnostics: [refused] });
+    const by = Object.fromEntries(p.routes.map((x) => [x.name, brief(x.parents[0]!.conditions)[0]]));
+    expect(by).toEqual({ a: 'Accepted=False/UnsupportedValue', b: 'Accepted=True/Accepted' });
+    expect(p.gateways[0]!.status.listeners[0]!.attachedRoutes).toBe(2);
+  });
+
   it('a route whose cached status still has our entry for a served Gateway it no longer names is planned (to remove it); others are not', () => {
     const ours = { parentRef: parentRef('inf-gw'), controllerName: OURS, conditions: [] };
     const theirs = { parentRef: parentRef('inf-gw'), controllerName: 'example.com/other', conditions: [] };
