@@ -175,6 +175,23 @@ describe('HTTPRoute status.parents plan', () => {
     expect(p.gateways[0]!.status.listeners[0]!.attachedRoutes).toBe(1);
   });
 
+  it('a route with a refused rule beside a routed one is Accepted with PartiallyInvalid ("Dropped Rule"); a route whose every rule is refused is not Accepted', () => {
+    const timeouts = (i: number) => [{ path: `spec.rules[${i}].timeouts`, feature: 'timeouts', message: 'timeouts: not honoured' }];
+    const withRules = (name: string, rules: ReturnType<typeof rule>[]) => {
+      const x = route(name, rules);
+      return { ...x, metadata: { ...x.metadata, generation: 2 } };
+    };
+    const p = plan([
+      gw(),
+      withRules('partly', [rule([poolRef('llm-pool')]), rule([poolRef('llm-pool')], undefined, undefined, timeouts(1))]),
+      withRules('wholly', [rule([poolRef('llm-pool')], undefined, undefined, timeouts(0))]),
+    ]);
+    const by = Object.fromEntries(p.routes.map((x) => [x.name, x.parents[0]!.conditions]));
+    expect(brief(by.partly!)).toEqual(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'PartiallyInvalid=True/UnsupportedValue']);
+    expect(by.partly![2]!.message).toMatch(/^Dropped Rule: spec\.rules\[1\]\.timeouts: timeouts: not honoured; rule 1 is refused/);
+    expect(brief(by.wholly!)).toEqual(['Accepted=False/UnsupportedValue', 'ResolvedRefs=True/ResolvedRefs']);
+  });
+
   it('attachedRoutes counts an attached route whose Accepted is False (Gateway API: attachment, not acceptance)', () => {
     const refused: Diagnostic = {
       severity: 'error',
