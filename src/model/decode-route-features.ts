@@ -9,6 +9,7 @@
 import type { DecodeContext, Raw } from './decode-util.js';
 import { HEADER_NAME, list, obj, optString, reqString } from './decode-util.js';
 import type { HeaderModifier, UnsupportedField } from './types.js';
+import { DESTINATION_ENDPOINT_HEADER, DESTINATION_KIND_HEADER } from '../protocol/constants.js';
 
 export const SPEC_FIELDS = ['parentRefs', 'hostnames', 'rules'] as const;
 export const RULE_FIELDS = ['name', 'matches', 'filters', 'backendRefs', 'timeouts', 'retry', 'sessionPersistence'] as const;
@@ -74,10 +75,11 @@ function present(v: unknown): boolean {
 
 /**
  * Headers a RequestHeaderModifier may not touch: Envoy silently skips an ext_proc
- * mutation of host and x-envoy-* headers, and the destination headers steer routing.
+ * mutation of host and x-envoy-* headers, and the destination headers steer routing
+ * (the endpoint, and whether Envoy's route sends the request over TLS to a parent).
  */
 function protectedHeader(name: string): boolean {
-  return name === 'host' || name.startsWith('x-envoy-') || name.startsWith('x-gateway-destination-endpoint');
+  return name === 'host' || name.startsWith('x-envoy-') || name.startsWith(DESTINATION_ENDPOINT_HEADER) || name === DESTINATION_KIND_HEADER;
 }
 
 /**

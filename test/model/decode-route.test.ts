@@ -197,7 +197,7 @@ spec:
   });
 
   it('refuses a RequestHeaderModifier that Envoy would not apply (host, x-envoy-*) or that touches the destination headers, or a second one', () => {
-    for (const name of ['Host', 'x-envoy-retry-on', 'x-gateway-destination-endpoint']) {
+    for (const name of ['Host', 'x-envoy-retry-on', 'x-gateway-destination-endpoint', 'X-Mcip-Destination-Kind']) {
       const rules = decodeOk(edit(ROUTE, 'remove: [X-Drop]', `remove: [${name}]`), 'HTTPRoute').spec.rules;
       expect(rules[0]!.requestHeaderModifier, name).toBeUndefined();
       expect(rules[0]!.unsupported[0]!.message, name).toContain(`header ${name.toLowerCase()} cannot be changed`);
