@@ -20,6 +20,16 @@ export const routeRegexSchema = z.strictObject({
 
 export const routesSchema = z.strictObject({
   regex: routeRegexSchema.prefault({}),
+  /**
+   * Request header names (lower case) an HTTPRoute RequestHeaderModifier may set, add or
+   * remove: the names the Envoy in front of the router lets an ext_proc answer change (its
+   * ext_proc mutation_rules). Envoy silently ignores any other mutation, so a modifier naming
+   * another header refuses its rule instead of being dropped. The shipped Envoy configs let
+   * none through: list a name here and in their allow_expression together.
+   */
+  requestHeaders: z
+    .array(z.string().regex(/^[a-z0-9!#$%&'*+\-.^_`|~]+$/, 'a lower-case header name'))
+    .default([]),
 });
 
 /** The admin HTTP server (listen.admin): bounds so that no client can hold it or the process. */

@@ -6,13 +6,16 @@
  * - Accepted: True when the parentRef attached (snapshot attachments), else
  *   False with the attachment diagnostic's reason (NoMatchingParent,
  *   NotAllowedByListeners, NoMatchingListenerHostname); a route diagnostic on
- *   Accepted (e.g. UnsupportedValue) turns it False too.
+ *   Accepted (e.g. UnsupportedValue) turns it False too, unless it concerns single
+ *   rules while another rule routes: then Accepted stays True and PartiallyInvalid
+ *   is True ("Dropped Rule: ..."), Gateway API's partial acceptance.
  * - ResolvedRefs: False with the reason of the route's ResolvedRefs
  *   diagnostics (BackendNotFound, InvalidKind, RefNotPermitted), else True.
  *
  * Our entries for served Gateways (`owned`) that no parentRef asks for any
  * more are planned away; other controllers' entries are never planned.
- * Also counts, per listener, the routes attached and accepted there.
+ * Also counts, per listener, the routes attached there, accepted or not
+ * (a route refused for an unsupported feature is attached all the same).
  */
 import { GROUP_GATEWAY, type HTTPRoute, type ParentReference, type ParentStatus } from '../model/types.js';
 import type { Diagnostic, RoutingSnapshot } from '../snapshot/types.js';
@@ -106,6 +109,19 @@ function falseFrom(type: string, problems: readonly Diagnostic[], gen: Generatio
   return condition(type, false, problems[0]?.reason ?? type, clip(text), gen);
 }
 
+/**
+ * A route's Accepted problems, split as Gateway API's partial acceptance asks: problems of
+ * single rules (a refused rule, a match left out) while some rule still routes are `dropped`
+ * (Accepted stays True, PartiallyInvalid True); the rest, or rule problems when no rule
+ * routes, are `refused` (Accepted False).
+ */
+function splitRefusals(all: readonly Diagnostic[], rules: RoutingSnapshot['routes'][number]['rules'] | undefined): { refused: Diagnostic[]; dropped: Diagnostic[] } {
+  const ofRules = all.filter((d) => d.path?.startsWith('spec.rules[') === true);
+  const someRuleRoutes = rules !== undefined && rules.some((r) => r.unsupported === undefined);
+  if (ofRules.length === 0 || ofRules.length < all.length || !someRuleRoutes) return { refused: [...all], dropped: [] };
+  return { refused: [], dropped: ofRules };
+}
+
 export function planRouteStatuses(input: RouteStatusInput): { plans: RoutePlan[]; attachedRoutes: Map<string, number> } {
   const summaries = new Map(input.snapshot.routes.map((r) => [`${r.route.namespace}/${r.route.name}`, r]));
   /** "ns/gateway/listener" -> routes accepted there. */
@@ -126,17 +142,24 @@ export function planRouteStatuses(input: RouteStatusInput): { plans: RoutePlan[]
       // Two parentRefs for the same Gateway and section would be one entry; the CRD forbids them.
       if (parents.some((p) => sameRef(p.parentRef, parentRef))) return;
       const attachment = summary?.attachments.find((a) => a.parentRefIndex === i);
-      const refused = problems('Accepted', i);
+      const { refused, dropped } = splitRefusals(problems('Accepted', i), summary?.rules);
+      // Attachment, not acceptance, is what a listener's attachedRoutes counts (Gateway API: a route
+      // attached by its parentRef and the listener's allowedRoutes counts even with Accepted False).
+      if (attachment) for (const l of attachment.listeners) counted.add(`${gateway}/${l}`);
       let accepted: RawCondition;
       if (refused.length > 0) accepted = falseFrom('Accepted', refused, gen);
       else if (attachment) {
         const where = attachment.listeners.length > 0 ? `listener(s) ${attachment.listeners.join(', ')}` : 'the Gateway';
         accepted = condition('Accepted', true, 'Accepted', `attached to ${where}`, gen);
-        for (const l of attachment.listeners) counted.add(`${gateway}/${l}`);
       } else accepted = condition('Accepted', false, 'NoMatchingParent', `the route is not attached to Gateway ${gateway}`, gen);
       const unresolved = problems('ResolvedRefs', i);
       const resolved = unresolved.length > 0 ? falseFrom('ResolvedRefs', unresolved, gen) : condition('ResolvedRefs', true, 'ResolvedRefs', 'every backendRef resolves', gen);
-      parents.push({ parentRef, controllerName: input.controllerName, conditions: [accepted, resolved] });
+      const conditions = [accepted, resolved];
+      if (accepted.status === 'True' && dropped.length > 0) {
+        const text = dropped.map((d) => `${d.path}: ${d.message}`).join('; ');
+        conditions.push(condition('PartiallyInvalid', true, 'UnsupportedValue', clip(`Dropped Rule: ${text}`), gen));
+      }
+      parents.push({ parentRef, controllerName: input.controllerName, conditions });
     });
     for (const k of counted) attachedRoutes.set(k, (attachedRoutes.get(k) ?? 0) + 1);
     const known = route.status.parents;

@@ -9,6 +9,7 @@
 import type { DecodeContext, Raw } from './decode-util.js';
 import { HEADER_NAME, list, obj, optString, reqString } from './decode-util.js';
 import type { HeaderModifier, UnsupportedField } from './types.js';
+import { DESTINATION_ENDPOINT_HEADER, DESTINATION_KIND_HEADER } from '../protocol/constants.js';
 
 export const SPEC_FIELDS = ['parentRefs', 'hostnames', 'rules'] as const;
 export const RULE_FIELDS = ['name', 'matches', 'filters', 'backendRefs', 'timeouts', 'retry', 'sessionPersistence'] as const;
@@ -74,11 +75,26 @@ function present(v: unknown): boolean {
 
 /**
  * Headers a RequestHeaderModifier may not touch: Envoy silently skips an ext_proc
- * mutation of host and x-envoy-* headers, and the destination headers steer routing.
+ * mutation of host and x-envoy-* headers, and the destination headers steer routing
+ * (the endpoint, and whether Envoy's route sends the request over TLS to a parent).
  */
 function protectedHeader(name: string): boolean {
-  return name === 'host' || name.startsWith('x-envoy-') || name.startsWith('x-gateway-destination-endpoint');
+  return name === 'host' || name.startsWith('x-envoy-') || name.startsWith(DESTINATION_ENDPOINT_HEADER) || name === DESTINATION_KIND_HEADER;
 }
+
+/**
+ * A header name a modifier may carry, lower-cased. Envoy refuses a whole ext_proc
+ * answer holding an invalid name (set or remove) or a value with NUL, CR or LF:
+ * every request of the rule would fail, so such a modifier is a decode error.
+ */
+function modifierHeaderName(c: DecodeContext, raw: unknown, path: string): string {
+  const name = reqString(c, raw, path);
+  if (name !== '' && (name.length > 256 || !HEADER_NAME.test(name))) c.error(path, `"${name}" is not a valid header name`);
+  return name.toLowerCase();
+}
+
+/** NUL, CR or LF: what Envoy refuses in a header value. */
+const INVALID_VALUE = /[\0\r\n]/;
 
 /** A RequestHeaderModifier's config, or why it cannot be honoured. */
 function headerModifier(c: DecodeContext, v: unknown, path: string): HeaderModifier | string {
@@ -87,15 +103,15 @@ function headerModifier(c: DecodeContext, v: unknown, path: string): HeaderModif
     list(c, m[key], `${path}.${key}`, { max: 16 }).map((raw, i) => {
       const p = `${path}.${key}[${i}]`;
       const h = obj(c, raw, p, true) ?? {};
-      const name = reqString(c, h.name, `${p}.name`);
-      if (name !== '' && (name.length > 256 || !HEADER_NAME.test(name))) c.error(`${p}.name`, `"${name}" is not a valid header name`);
+      const name = modifierHeaderName(c, h.name, `${p}.name`);
       const value = optString(c, h.value, `${p}.value`);
       if (value === undefined) c.error(`${p}.value`, 'required');
-      return { name: name.toLowerCase(), value: value ?? '' };
+      else if (INVALID_VALUE.test(value)) c.error(`${p}.value`, 'a header value may not hold NUL, CR or LF');
+      return { name, value: value ?? '' };
     });
   const set = pairs('set');
   const add = pairs('add');
-  const remove = list(c, m.remove, `${path}.remove`, { max: 16 }).map((raw, i) => reqString(c, raw, `${path}.remove[${i}]`).toLowerCase());
+  const remove = list(c, m.remove, `${path}.remove`, { max: 16 }).map((raw, i) => modifierHeaderName(c, raw, `${path}.remove[${i}]`));
   const touched = [...set.map((h) => h.name), ...add.map((h) => h.name), ...remove].filter(protectedHeader);
   if (touched.length > 0) {
     return `filter type RequestHeaderModifier: header ${touched.join(', ')} cannot be changed (Envoy skips host and x-envoy-* mutations from an ext_proc server, and the destination headers are the router's)`;

@@ -32,7 +32,7 @@ import {
   type FailedObject,
 } from './resolve.js';
 import { encodeRequestHeaderMutation } from '../protocol/header-mutation.js';
-import { reportRuleOutcome } from './rule-outcome.js';
+import { modifierOutsideEnvoy, reportRuleOutcome } from './rule-outcome.js';
 import type { BackendGroup, Candidate, Diagnostic, ExcludedObject, Exclusion, ImportOrigin, RouteRule } from './types.js';
 
 /** An exclusion plus where its diagnostic points. */
@@ -458,8 +458,10 @@ export function expandRule(
     totalWeight += g.weight;
   }
   const policy = routePolicy(ctx, route);
-  const refused = rule.unsupported.length > 0;
-  reportRuleOutcome(ctx, route, index, rule, totalWeight);
+  const blocked = modifierOutsideEnvoy(ctx, rule, index);
+  const unsupported = blocked === undefined ? rule.unsupported : [...rule.unsupported, blocked];
+  const refused = unsupported.length > 0;
+  reportRuleOutcome(ctx, route, index, blocked === undefined ? rule : { ...rule, unsupported }, totalWeight);
   return {
     route: { namespace: route.metadata.namespace, name: route.metadata.name },
     index,
@@ -467,8 +469,8 @@ export function expandRule(
     backends,
     totalWeight,
     ...(policy !== undefined ? { policy } : {}),
-    ...(refused ? { unsupported: rule.unsupported } : {}),
-    ...(rule.requestHeaderModifier !== undefined
+    ...(refused ? { unsupported } : {}),
+    ...(rule.requestHeaderModifier !== undefined && blocked === undefined
       ? { requestHeaderModifier: { modifier: rule.requestHeaderModifier, fragment: encodeRequestHeaderMutation(rule.requestHeaderModifier) } }
       : {}),
     matches: rule.matches,

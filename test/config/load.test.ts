@@ -108,7 +108,7 @@ describe('parseConfigText', () => {
     expect(cfg.clusters[0]?.epp.tls.caFile).toBeUndefined();
     expect(cfg.extProc).toMatchObject({ maxMessageBytes: 16 * 1024 * 1024, destinationHeader: 'primary', eppStallTimeoutMs: 30_000, releaseGraceMs: 5000 });
     expect(cfg.manifests).toEqual({ debounceMs: 200, pollIntervalMs: 1000, maxFileBytes: 4 * 1024 * 1024 });
-    expect(cfg.routes).toEqual({ regex: { maxLength: 1024, maxProgramSize: 200, maxInputLength: 4096 } });
+    expect(cfg.routes).toEqual({ regex: { maxLength: 1024, maxProgramSize: 200, maxInputLength: 4096 }, requestHeaders: [] });
     expect(cfg.admin).toEqual({ maxConnections: 64, headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxHeaderBytes: 16 * 1024, exposeDebug: false });
     expect(cfg.log).toEqual({ level: 'info' });
   });

@@ -175,6 +175,37 @@ describe('HTTPRoute status.parents plan', () => {
     expect(p.gateways[0]!.status.listeners[0]!.attachedRoutes).toBe(1);
   });
 
+  it('a route with a refused rule beside a routed one is Accepted with PartiallyInvalid ("Dropped Rule"); a route whose every rule is refused is not Accepted', () => {
+    const timeouts = (i: number) => [{ path: `spec.rules[${i}].timeouts`, feature: 'timeouts', message: 'timeouts: not honoured' }];
+    const withRules = (name: string, rules: ReturnType<typeof rule>[]) => {
+      const x = route(name, rules);
+      return { ...x, metadata: { ...x.metadata, generation: 2 } };
+    };
+    const p = plan([
+      gw(),
+      withRules('partly', [rule([poolRef('llm-pool')]), rule([poolRef('llm-pool')], undefined, undefined, timeouts(1))]),
+      withRules('wholly', [rule([poolRef('llm-pool')], undefined, undefined, timeouts(0))]),
+    ]);
+    const by = Object.fromEntries(p.routes.map((x) => [x.name, x.parents[0]!.conditions]));
+    expect(brief(by.partly!)).toEqual(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'PartiallyInvalid=True/UnsupportedValue']);
+    expect(by.partly![2]!.message).toMatch(/^Dropped Rule: spec\.rules\[1\]\.timeouts: timeouts: not honoured; rule 1 is refused/);
+    expect(brief(by.wholly!)).toEqual(['Accepted=False/UnsupportedValue', 'ResolvedRefs=True/ResolvedRefs']);
+  });
+
+  it('attachedRoutes counts an attached route whose Accepted is False (Gateway API: attachment, not acceptance)', () => {
+    const refused: Diagnostic = {
+      severity: 'error',
+      subject: 'cluster-a: HTTPRoute example/a',
+      reason: 'UnsupportedValue',
+      message: 'timeouts: not honoured',
+      status: { kind: 'HTTPRoute', namespace: 'example', name: 'a', condition: 'Accepted' },
+    };
+    const p = plan([gw(), r('a'), r('b')], { diagnostics: [refused] });
+    const by = Object.fromEntries(p.routes.map((x) => [x.name, brief(x.parents[0]!.conditions)[0]]));
+    expect(by).toEqual({ a: 'Accepted=False/UnsupportedValue', b: 'Accepted=True/Accepted' });
+    expect(p.gateways[0]!.status.listeners[0]!.attachedRoutes).toBe(2);
+  });
+
   it('a route whose cached status still has our entry for a served Gateway it no longer names is planned (to remove it); others are not', () => {
     const ours = { parentRef: parentRef('inf-gw'), controllerName: OURS, conditions: [] };
     const theirs = { parentRef: parentRef('inf-gw'), controllerName: 'example.com/other', conditions: [] };

@@ -172,6 +172,8 @@ export function scenarioConfig(o: ScenarioSnapshotInput): RouterConfig {
   return config({
     mode: o.mode ?? 'Endpoint',
     clusters: [cluster('cluster-a', 'pool-a-epp', o.eppA, o.clusterA), cluster('cluster-b', 'pool-b-epp', o.eppB, o.clusterB)],
+    // The headers HEADER_MODIFIER changes, as an Envoy whose mutation_rules let them through.
+    routes: { requestHeaders: ['x-tier', 'x-keep', 'x-multi', 'x-drop'] },
   });
 }
 

@@ -128,6 +128,8 @@ spec:
     ['unknown header match type', edit(ROUTE, '            - name: X-Model', '            - type: Prefix\n              name: X-Model'), 'spec.rules[0].matches[0].headers[0].type', /Exact, RegularExpression/],
     ['header without value', edit(ROUTE, '              value: llama\n', ''), 'spec.rules[0].matches[0].headers[0].value', /required/],
     ['invalid header name', edit(ROUTE, 'name: X-Model', 'name: "X Model"'), 'spec.rules[0].matches[0].headers[0].name', /not a valid header name/],
+    ['invalid header name to remove', edit(ROUTE, 'remove: [X-Drop]', 'remove: ["X Drop"]'), 'spec.rules[0].filters[0].requestHeaderModifier.remove[0]', /not a valid header name/],
+    ['header value with a line break', edit(ROUTE, 'value: gold}', 'value: "gold\\r\\nx-injected: 1"}'), 'spec.rules[0].filters[0].requestHeaderModifier.set[0].value', /NUL, CR or LF/],
     ['unknown method', edit(ROUTE, 'method: post', 'method: FETCH'), 'spec.rules[0].matches[0].method', /GET, HEAD, POST/],
     ['parentRef without name', edit(ROUTE, '    - name: inf-gw', '    - kind: Gateway'), 'spec.parentRefs[0].name', /required/],
     ['bad hostname', edit(ROUTE, '- my.model.com', '- "my model"'), 'spec.hostnames[0]', /DNS name/],
@@ -195,7 +197,7 @@ spec:
   });
 
   it('refuses a RequestHeaderModifier that Envoy would not apply (host, x-envoy-*) or that touches the destination headers, or a second one', () => {
-    for (const name of ['Host', 'x-envoy-retry-on', 'x-gateway-destination-endpoint']) {
+    for (const name of ['Host', 'x-envoy-retry-on', 'x-gateway-destination-endpoint', 'X-Mcip-Destination-Kind']) {
       const rules = decodeOk(edit(ROUTE, 'remove: [X-Drop]', `remove: [${name}]`), 'HTTPRoute').spec.rules;
       expect(rules[0]!.requestHeaderModifier, name).toBeUndefined();
       expect(rules[0]!.unsupported[0]!.message, name).toContain(`header ${name.toLowerCase()} cannot be changed`);

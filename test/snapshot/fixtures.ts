@@ -189,13 +189,14 @@ export function route(name: string, rules: HTTPRouteRule[], o: RouteOpts = {}): 
 type ClusterInput = { name: string; addressOverrides?: { services?: object[]; gateways?: object[] }; epp?: object; eppAnswers?: object };
 
 /** A parsed RouterConfig: local cluster-a, members cluster-a and cluster-b, serving example/inf-gw. */
-export function config(o: { mode?: 'Endpoint' | 'Parent'; clusters?: ClusterInput[]; gateways?: { namespace: string; name: string }[]; clusterName?: string } = {}): RouterConfig {
+export function config(o: { mode?: 'Endpoint' | 'Parent'; clusters?: ClusterInput[]; gateways?: { namespace: string; name: string }[]; clusterName?: string; routes?: Record<string, unknown> } = {}): RouterConfig {
   const clusters = o.clusters ?? [{ name: LOCAL }, { name: 'cluster-b' }];
   return routerConfigSchema.parse({
     clusterName: o.clusterName ?? LOCAL,
     mode: o.mode ?? 'Endpoint',
     gateways: o.gateways ?? [{ namespace: NS, name: 'inf-gw' }],
     clusters: clusters.map((c) => ({ manifests: { paths: [`${c.name}/`] }, ...c })),
+    ...(o.routes !== undefined ? { routes: o.routes } : {}),
   });
 }
 

@@ -42,7 +42,7 @@ function ruleFor(snapshot: RoutingSnapshot, path: string) {
 }
 
 describe('rules the router cannot honour', () => {
-  const { snapshot, diagnostics } = build(config(), { [LOCAL]: [servedGateway(), ...localPool('p'), decodeRoute(ROUTE)] });
+  const { snapshot, diagnostics } = build(config({ routes: { requestHeaders: ['x-tier', 'x-drop'] } }), { [LOCAL]: [servedGateway(), ...localPool('p'), decodeRoute(ROUTE)] });
 
   it('are refused with one error per field, naming route, rule and field, turning the route Accepted=False (UnsupportedValue)', () => {
     const refused = diagnostics.filter((d) => d.reason === 'UnsupportedValue');
@@ -88,6 +88,27 @@ describe('rules the router cannot honour', () => {
       reason: 'UnsupportedValue',
       message: expect.stringMatching(/^unknown field "backendRef" \(did you mean "backendRefs"\?\)/),
     });
+  });
+});
+
+describe('a RequestHeaderModifier the Envoy in front would ignore', () => {
+  // Envoy's ext_proc mutation_rules (the shipped configs: disallow_all with an allow_expression)
+  // silently drop a mutation of any header they do not list: routes.requestHeaders names those they do.
+  it('refuses its rule (UnsupportedValue, HTTP 500) when a header it changes is not in routes.requestHeaders', () => {
+    const { snapshot, diagnostics } = build(config({ routes: { requestHeaders: ['x-tier'] } }), {
+      [LOCAL]: [servedGateway(), ...localPool('p'), decodeRoute(ROUTE)],
+    });
+    const refused = diagnostics.find((d) => d.path === 'spec.rules[1].filters');
+    expect(refused).toMatchObject({ severity: 'error', reason: 'UnsupportedValue', status: { kind: 'HTTPRoute', condition: 'Accepted' } });
+    expect(refused!.message).toMatch(/^filter type RequestHeaderModifier: header x-drop is not in the router's routes.requestHeaders/);
+    const other = ruleFor(snapshot, '/other');
+    expect(other.requestHeaderModifier).toBeUndefined();
+    expect(pick(other, () => 0.5).type).toBe('unavailable');
+  });
+
+  it('by default (no header listed) every modifier is refused', () => {
+    const { diagnostics } = build(config(), { [LOCAL]: [servedGateway(), ...localPool('p'), decodeRoute(ROUTE)] });
+    expect(diagnostics.filter((d) => d.path?.endsWith('.filters')).map((d) => d.path)).toEqual(['spec.rules[0].filters', 'spec.rules[1].filters']);
   });
 });
 
