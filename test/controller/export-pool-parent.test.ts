@@ -54,8 +54,9 @@ describe('our pool status entry on a CRD without status.parents[].controllerName
 
     expect(importParents('cluster-b')).toHaveLength(1);
     expect(poolWrites('cluster-b')).toBe(settled);
-    // Pending, then Exported True, and at most one retry after a 409 against the gateway entry written above.
-    expect(settled).toBeLessThanOrEqual(3);
+    // Pending, then Exported True, plus a retry for each 409 against the gateway entry the test writes
+    // while the controller runs (how many depends on timing); appending on every pass wrote 31.
+    expect(settled).toBeLessThanOrEqual(6);
     expect(importParents('cluster-b')[0]).toMatchObject({ parentRef: IMPORT_REF, conditions: [{ type: 'Exported', status: 'True' }] });
     expect(importParents('cluster-b')[0]?.controllerName).toBeUndefined();
     expect(env.parents('cluster-b', 'llm')[0]).toEqual(GATEWAY_PARENT);
