@@ -250,3 +250,14 @@ describe.each(Object.entries(GATEWAYS))('%s', (name, expected) => {
     for (const s of secrets) expect([...mounted, ...exportMounted], s).toContain(s);
   });
 });
+
+describe('README', () => {
+  it('its first screen (before Quick start) names both deployment shapes and links the guide of each', () => {
+    const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+    const first = readme.slice(0, readme.indexOf('## Quick start'));
+    expect(first).toMatch(/\*\*with its own Envoy\*\*[^\n]*\(docs\/two-clusters\.md\)/);
+    expect(first).toMatch(/\*\*behind the gateway you run\*\*[^\n]*\(docs\/bring-your-own-gateway\.md\)/);
+    for (const gw of ['Istio', 'agentgateway', 'NGINX Gateway Fabric', 'Envoy AI Gateway', 'kgateway']) expect(first).toContain(gw);
+    expect(existsSync(path.join(REPO, GUIDE))).toBe(true);
+  });
+});
