@@ -171,6 +171,14 @@ describe('Endpoint Picker role on', () => {
     expect(envoyData(r)['relay.yaml']).not.toContain('trusted_ca');
   });
 
+  it('NOTES name the Service, ports, selector and relay port a pool needs', () => {
+    const labels = (find(r, 'Deployment').spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+    expect(r.notes).toContain(`endpointPickerRef: { name: ${ep.serviceName}, port: { number: <one of [9010,9011]> } }`);
+    expect(r.notes).toContain(`selector { app.kubernetes.io/name: ${labels['app.kubernetes.io/name']}, app.kubernetes.io/instance: ${labels['app.kubernetes.io/instance']} }`);
+    expect(r.notes).toContain(`targetPorts [{ number: ${ep.relay!.port} }]`);
+    expect(renderChart({}).notes).not.toContain('Endpoint Picker');
+  });
+
   it('rolls the pods when the relay bootstrap changes', () => {
     const sum = (x: Rendered): string => (find(x, 'Deployment').spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations['checksum/envoy-config']!;
     expect(sum(renderChart(mergeValues(ENDPOINT_PICKER_VALUES, { endpointPicker: { relay: { port: 15443 } } })))).not.toBe(sum(r));
