@@ -7,12 +7,14 @@
 #   cluster-b-metrics-token  token of mcip-metrics-reader (scrapes of cluster-b's EPP /metrics)
 #   sh examples/two-clusters/kubeconfig-secrets.sh
 # Contexts: cluster-a and cluster-b in your kubeconfig (A=... B=... to name others). The Secrets
-# go to mcip-system. Kubernetes fills a token Secret in shortly after it is created: each one is
+# go to mcip-system in cluster-a, or to SECRETS_NAMESPACE: the namespace of the release that mounts
+# them (docs/bring-your-own-gateway.md installs it in the namespace of its pools). Kubernetes fills a token Secret in shortly after it is created: each one is
 # waited for, up to TOKEN_WAIT_SECONDS (default 60), and the script fails naming it if it stays empty.
 set -eu
 A=${A:-cluster-a}
 B=${B:-cluster-b}
 NS=mcip-system
+SECRETS_NS=${SECRETS_NAMESPACE:-$NS}
 WAIT=${TOKEN_WAIT_SECONDS:-60}
 cluster=$(kubectl config view -o jsonpath="{.contexts[?(@.name==\"$B\")].context.cluster}")
 server=$(kubectl config view --raw -o jsonpath="{.clusters[?(@.name==\"$cluster\")].cluster.server}")
@@ -51,7 +53,7 @@ field() {
 
 # $1 Secret name in cluster-a, $2 key, $3 file with the value.
 store() {
-  kubectl --context "$A" -n "$NS" create secret generic "$1" --from-file="$2=$3" \
+  kubectl --context "$A" -n "$SECRETS_NS" create secret generic "$1" --from-file="$2=$3" \
     --dry-run=client -o yaml | kubectl --context "$A" apply -f -
 }
 

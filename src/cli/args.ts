@@ -6,7 +6,14 @@ export const CONFIG_ENV = 'MCIP_ROUTER_CONFIG';
 export const USAGE = `Usage: mcip-router --config FILE [--check | --export-controller] [--log-level LEVEL]
 
 Multi-cluster InferencePool router: an Envoy ext_proc server that routes each
-request to a local or remote Endpoint Picker.
+request to a local or remote Endpoint Picker. Two deployment shapes, both from
+the same config file:
+  with its own Envoy    Envoy calls listen.extProc; HTTPRoutes name
+                        InferencePools and InferencePoolImports
+  behind your gateway   Istio, agentgateway, NGINX Gateway Fabric, Envoy AI
+                        Gateway or kgateway call it as the Endpoint Picker of a
+                        multi-cluster InferencePool, on endpointPicker.ports
+                        (docs/bring-your-own-gateway.md)
 
 Options:
   -c, --config FILE     router config (YAML). Default: $${CONFIG_ENV}

@@ -2,19 +2,19 @@
  * Holds charts/mcip-router to the code: the flags, env vars, config, ports, paths and
  * files its templates use are the ones the router (src/) and Envoy bootstraps (envoy/) have.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RouterMetrics } from '../../src/admin/metrics.js';
 import { startAdminServer, type AdminServer } from '../../src/admin/server.js';
-import { CONFIG_ENV, parseCli } from '../../src/cli/args.js';
+import { parseCli } from '../../src/cli/args.js';
 import { parseListenAddress } from '../../src/config/listen-address.js';
-import { parseConfigText } from '../../src/config/load.js';
-import { clusterSchema, kubernetesSourceSchema, routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { clusterSchema, kubernetesSourceSchema, routerConfigSchema } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log.js';
-import { CHART_DIR, find, readYaml, renderChart, REPO, type K8sObject, type Obj, type Rendered } from './render-chart.js';
-import { REMOTE_VALUES } from './sample-values.js';
+import { CHART_DIR, find, mergeValues, readYaml, renderChart, REPO, type K8sObject, type Obj, type Rendered } from './render-chart.js';
+import { envVarsReadBySrc, routerConfig } from './router-config.js';
+import { ENDPOINT_PICKER_VALUES, REMOTE_VALUES } from './sample-values.js';
 
 type Container = { name: string; args?: string[]; command?: string[]; env?: { name: string }[]; ports?: { name: string; containerPort: number }[] } & Obj;
 type Mount = { name: string; mountPath: string; readOnly?: boolean };
@@ -31,11 +31,6 @@ type Volume = { name: string; secret?: { items: { key: string; path: string }[] 
 const volumes = (r: Rendered): Volume[] => podSpec(r).volumes as Volume[];
 const portOf = (c: Container, name: string): number => c.ports!.find((p) => p.name === name)!.containerPort;
 
-/** The router config exactly as the router loads it (src/config/load.ts). */
-function routerConfig(r: Rendered): RouterConfig {
-  const cm = find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> };
-  return parseConfigText(cm.data['router.yaml']!, 'router.yaml', '/etc/mcip-router');
-}
 function envoyBootstrap(r: Rendered): Obj {
   return parse((find(r, 'ConfigMap', '-envoy') as K8sObject & { data: Record<string, string> }).data['envoy.yaml']!) as Obj;
 }
@@ -47,19 +42,6 @@ function envoyRouterAddress(bootstrap: Obj): { port?: number; pipe?: string } {
   return address.pipe ? { pipe: address.pipe.path } : { port: address.socket_address!.port_value };
 }
 
-/** Env var names the router reads: process.env.X anywhere in src/, and the CLI's config variable. */
-function envVarsReadBySrc(): Set<string> {
-  const names = new Set<string>([CONFIG_ENV]);
-  const walk = (dir: string): void => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ts')) for (const m of readFileSync(p, 'utf8').matchAll(/process\.env(?:\.([A-Z_][A-Z0-9_]*)|\[['"]([A-Z_][A-Z0-9_]*)['"]\])/g)) names.add((m[1] ?? m[2])!);
-    }
-  };
-  walk(path.join(REPO, 'src'));
-  return names;
-}
 
 /** `values` with `extra` merged in (one level deep per key, as these tests need). */
 function mergeValuesForTest(values: Obj, extra: Obj): Obj {
@@ -226,7 +208,7 @@ const NOT_FROM_CHART: Record<string, string> = {
 
 describe('router config coverage', () => {
   it('every router config key is one the chart can set from values, or is listed as left out', () => {
-    const r = renderChart(REMOTE_VALUES);
+    const r = renderChart(mergeValues(REMOTE_VALUES, ENDPOINT_PICKER_VALUES));
     const cm = find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> };
     const raw = parse(cm.data['router.yaml']!) as { clusters: { kubernetes: Obj }[] } & Obj;
     const keys = (o: Obj, prefix: string): string[] => Object.keys(o).map((k) => `${prefix}${k}`);

@@ -9,8 +9,9 @@ import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { routerConfigSchema } from '../../src/config/schema.js';
 import { LOCAL_KINDS, REMOTE_KINDS, RESOURCE_SPECS } from '../../src/sources/kubernetes/resources.js';
-import { CHART_DIR, find, renderChart, REPO, type K8sObject, type Obj, type Rendered } from './render-chart.js';
-import { REMOTE_VALUES } from './sample-values.js';
+import { CHART_DIR, find, mergeValues, renderChart, REPO, type K8sObject, type Obj } from './render-chart.js';
+import { routerConfigText } from './router-config.js';
+import { ENDPOINT_PICKER_VALUES, REMOTE_VALUES } from './sample-values.js';
 
 interface Rule { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }
 type Labels = Record<string, string>;
@@ -29,6 +30,7 @@ const API_VERSIONS: Record<string, string> = {
   ServiceMonitor: 'monitoring.coreos.com/v1',
   HorizontalPodAutoscaler: 'autoscaling/v2',
   GatewayClass: 'gateway.networking.k8s.io/v1',
+  NetworkPolicy: 'networking.k8s.io/v1',
 };
 const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'GatewayClass']);
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -42,11 +44,11 @@ const ofKind = (objs: K8sObject[], kind: string): K8sObject => objs.find((o) => 
 const allows = (rules: Rule[], group: string, resource: string, verb: string, name?: string): boolean =>
   rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb) && (!r.resourceNames || (name !== undefined && r.resourceNames.includes(name))));
 const selects = (selector: Labels, labels: Labels): boolean => Object.entries(selector).every(([k, v]) => labels[k] === v);
-const routerConfigText = (r: Rendered): string => (find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> }).data['router.yaml']!;
 
 describe.each<[string, Obj]>([
   ['defaults', {}],
   ['every option on', REMOTE_VALUES],
+  ['the Endpoint Picker role', mergeValues(REMOTE_VALUES, ENDPOINT_PICKER_VALUES)],
 ])('objects rendered with %s', (_name, values) => {
   const r = renderChart(values);
   const pod = (find(r, 'Deployment').spec as { template: { metadata: { labels: Labels }; spec: Obj } }).template;

@@ -3,7 +3,7 @@
  * templates and Sprig functions the chart uses (see go-template.ts), and parses the
  * output into Kubernetes objects.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -117,6 +117,19 @@ export const SPRIG_FUNCS: Record<string, Func> = {
     return d;
   },
   deepCopy: (v) => structuredClone(v ?? {}),
+  ternary: (a, b, cond) => (cond === true ? a : b),
+  hasKey: (d, k) => typeof d === 'object' && d !== null && Object.hasOwn(d, String(k)),
+  index: (d, ...keys) => {
+    let v = d;
+    for (const k of keys) {
+      if (v === null || v === undefined) throw new Error('index of untyped nil');
+      v = (v as Obj)[String(k)];
+    }
+    return v;
+  },
+  /** Sprig's randBytes: n random bytes, base64. */
+  randBytes: (n) => randomBytes(Number(goInt(n))).toString('base64'),
+  b64enc: (s) => Buffer.from(String(s)).toString('base64'),
   mergeOverwrite: (dst, ...srcs) => srcs.reduce((acc: unknown, src) => mergeValues(acc as Obj, (src ?? {}) as Obj), dst ?? {}),
 };
 
@@ -133,13 +146,17 @@ export const INSTALL_VALUES: Obj = { image: { repository: 'registry.example.com/
 
 /**
  * Renders the chart with values.yaml, then INSTALL_VALUES (unless `install` is false: the chart
- * exactly as shipped), then `overrides`; throws on template errors and on `fail`.
+ * exactly as shipped), then `overrides`; throws on template errors and on `fail`. `cluster` holds
+ * the objects Helm's `lookup` finds (none: a first install or `helm template`).
  */
-export function renderChart(overrides: Obj = {}, release = { name: 'gw', namespace: 'mcip-system' }, install = true): Rendered {
+export function renderChart(overrides: Obj = {}, release = { name: 'gw', namespace: 'mcip-system' }, install = true, cluster: readonly K8sObject[] = []): Rendered {
   const chart = readYaml(path.join(CHART_DIR, 'Chart.yaml')) as Obj;
   const values = mergeValues(install ? mergeValues(defaultValues(), INSTALL_VALUES) : defaultValues(), overrides);
   const missing = new Set<string>();
-  const engine = createEngine(SPRIG_FUNCS, (p) => missing.add(p));
+  // Helm's lookup: the object from the cluster (an upgrade), else an empty map (an install, helm template).
+  const lookup: Func = (apiVersion, kind, namespace, name) =>
+    cluster.find((o) => o.apiVersion === apiVersion && o.kind === kind && (o.metadata.namespace ?? '') === namespace && o.metadata.name === name) ?? {};
+  const engine = createEngine({ ...SPRIG_FUNCS, lookup }, (p) => missing.add(p));
   const base = `${String(chart.name)}/templates`;
   const templateDir = path.join(CHART_DIR, 'templates');
   const names = readdirSync(templateDir).sort();

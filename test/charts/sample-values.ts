@@ -47,3 +47,18 @@ export const REMOTE_VALUES: Obj = {
   serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
   remoteReader: { create: true },
 };
+
+/** The Endpoint Picker role with every part on, behind an Istio gateway in istio-ingress. */
+export const ENDPOINT_PICKER_VALUES: Obj = {
+  endpointPicker: {
+    enabled: true,
+    ports: [9010, 9011],
+    defaultAnswer: 'relay',
+    tls: { secretName: 'mcip-picker-tls' },
+    relay: { port: 8443, tokenTtlMs: 5000, maxSkewMs: 1000 },
+    networkPolicy: {
+      gatewayNamespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'istio-ingress' } },
+      gatewayPodSelector: { matchLabels: { 'gateway.networking.k8s.io/gateway-name': 'inference-gateway' } },
+    },
+  },
+};

@@ -8,7 +8,7 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { CHART_DIR, defaultValues, mergeValues, readYaml, REPO, type Obj } from './render-chart.js';
 import { routerDefinitions } from './router-schema-defs.js';
-import { REMOTE_VALUES } from './sample-values.js';
+import { ENDPOINT_PICKER_VALUES, REMOTE_VALUES } from './sample-values.js';
 
 const SCHEMA_FILE = path.join(CHART_DIR, 'values.schema.json');
 const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as { definitions: Record<string, unknown> };
@@ -48,6 +48,13 @@ describe('values.schema.json', () => {
     expect(errorsFor(mergeValues(defaultValues(), { extProc: { maxMessageBytes: 32 * 1024 * 1024 }, envoy: { bootstrap: 'static_resources: {}' } }))).toEqual([]);
   });
 
+  it('accepts the Endpoint Picker role: relay, direct without the relay, plaintext, a named relay key Secret', () => {
+    expect(errorsFor(mergeValues(defaultValues(), ENDPOINT_PICKER_VALUES))).toEqual([]);
+    const ns = { gatewayNamespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'nginx-gateway' } } };
+    expect(errorsFor(mergeValues(defaultValues(), { endpointPicker: { enabled: true, defaultAnswer: 'direct', relay: { enabled: false }, tls: { plaintext: true }, networkPolicy: ns } }))).toEqual([]);
+    expect(errorsFor(mergeValues(defaultValues(), { endpointPicker: { enabled: true, relay: { keySecret: { name: 'k', key: 'hmac' } }, networkPolicy: ns } }))).toEqual([]);
+  });
+
   it('accepts the two-cluster guide\'s values files, alone and layered, with the image install.sh sets', () => {
     const dir = path.join(REPO, 'examples/two-clusters/helm');
     const guide = readYaml(path.join(dir, 'cluster-a-values.yaml')) as Obj;
@@ -83,6 +90,14 @@ describe('values.schema.json', () => {
     ['an autoscaling CPU target over 100%', { autoscaling: { targetCPUUtilizationPercentage: 150 } }, '/autoscaling/targetCPUUtilizationPercentage '],
     ['an autoscaler that may scale to zero', { autoscaling: { enabled: true, minReplicas: 0 } }, '/autoscaling/minReplicas '],
     ['a misspelt autoscaling key', { autoscaling: { maxReplica: 3 } }, '/autoscaling must NOT have additional properties'],
+    ['an unknown Endpoint Picker answer', { endpointPicker: { defaultAnswer: 'proxy' } }, '/endpointPicker/defaultAnswer '],
+    ['a picker port out of range', { endpointPicker: { ports: [70000] } }, '/endpointPicker/ports/0 '],
+    ['a picker port twice', { endpointPicker: { ports: [9010, 9010] } }, '/endpointPicker/ports '],
+    ['a misspelt Endpoint Picker key', { endpointPicker: { port: [9010] } }, '/endpointPicker must NOT have additional properties'],
+    ['a picker TLS Secret and plaintext', { endpointPicker: { enabled: true, tls: { secretName: 's', plaintext: true }, networkPolicy: { gatewayNamespaceSelector: { matchLabels: { a: 'b' } } } } }, '/endpointPicker/tls '],
+    ['the picker NetworkPolicy without the gateway\'s namespace', { endpointPicker: { enabled: true } }, '/endpointPicker/networkPolicy/gatewayNamespaceSelector '],
+    ['relay answers by default without the relay', { endpointPicker: { enabled: true, relay: { enabled: false }, networkPolicy: { enabled: false } } }, '/endpointPicker/relay/enabled '],
+    ['a misspelt selector key', { endpointPicker: { networkPolicy: { gatewayPodSelector: { matchLabel: {} } } } }, '/endpointPicker/networkPolicy/gatewayPodSelector '],
   ])('rejects %s', (_why, override, expected) => {
     expect(errorsFor(mergeValues(defaultValues(), override))).toContainEqual(expect.stringContaining(expected));
   });

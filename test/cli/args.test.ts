@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIG_ENV, parseCli } from '../../src/cli/args.js';
+import { existsSync } from 'node:fs';
+import { CONFIG_ENV, parseCli, USAGE } from '../../src/cli/args.js';
 
 describe('parseCli', () => {
   it('runs with --config', () => {
@@ -31,5 +32,13 @@ describe('parseCli', () => {
       message: expect.stringContaining('loud'),
     });
     expect(parseCli(['--config', 'x', '--log-level', 'debug'], {})).toEqual({ type: 'run', configFile: 'x', logLevel: 'debug' });
+  });
+
+  it('--help describes both deployment shapes, naming the config keys and the guide of each', () => {
+    expect(USAGE).toMatch(/with its own Envoy\s+Envoy calls listen\.extProc/);
+    expect(USAGE).toMatch(/behind your gateway\s+Istio, agentgateway, NGINX Gateway Fabric, Envoy AI\s+Gateway or kgateway/);
+    expect(USAGE).toContain('endpointPicker.ports');
+    const guide = /\((docs\/[a-z-]+\.md)\)/.exec(USAGE)![1]!;
+    expect(existsSync(new URL(`../../${guide}`, import.meta.url))).toBe(true);
   });
 });

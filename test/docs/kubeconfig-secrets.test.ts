@@ -64,7 +64,7 @@ function run(env: Record<string, string>) {
     encoding: 'utf8',
     env: { PATH: `${bin}:${process.env.PATH}`, STATE: state, ...env },
   });
-  let applied: { metadata: { name: string }; data: Record<string, string> }[] = [];
+  let applied: { metadata: { name: string; namespace: string }; data: Record<string, string> }[] = [];
   try {
     applied = parseAllDocuments(readFileSync(join(state, 'applied-cluster-a'), 'utf8'))
       .map((d) => d.toJSON() as (typeof applied)[number] | null)
@@ -88,6 +88,18 @@ describe('kubeconfig-secrets.sh', () => {
     expect(reader.clusters[0]!.cluster).toEqual({ server: 'https://10.20.0.2:443', 'certificate-authority-data': 'S1VCRUNPTkZJRy1DQQ==' });
     expect(reader.users[0]!.user.token).toBe('token-of-mcip-router-reader-token');
     expect(decode(r.applied[2]!.data.token!)).toBe('token-of-mcip-metrics-reader-token');
+  });
+
+  it('SECRETS_NAMESPACE: stores the same Secrets in that namespace of cluster-a, still reading cluster-b\'s mcip-system', () => {
+    const byDefault = run({ FILLED_AFTER: '0' });
+    expect(byDefault.applied.map((s) => s.metadata.namespace)).toEqual(['mcip-system', 'mcip-system', 'mcip-system']);
+    const r = run({ FILLED_AFTER: '0', SECRETS_NAMESPACE: 'inference' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.applied.map((s) => [s.metadata.name, s.metadata.namespace])).toEqual([
+      ['cluster-b-reader', 'inference'],
+      ['cluster-b-export', 'inference'],
+      ['cluster-b-metrics-token', 'inference'],
+    ]);
   });
 
   it('an API server your kubeconfig verifies with the system CAs (no certificate-authority-data): the kubeconfigs name no CA either', () => {

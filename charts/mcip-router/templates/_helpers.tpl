@@ -176,3 +176,55 @@ Secrets filled in (argument: dict "name" "epp" "credentials"). Values the operat
   readOnly: true
 {{- end }}{{ end }}
 {{- end }}
+
+{{/* The Secret holding the relay key: the one the values name, else the chart's own. */}}
+{{- define "mcip-router.relayKeySecret" -}}
+{{- default (printf "%s-relay-key" (include "mcip-router.fullname" .)) .Values.endpointPicker.relay.keySecret.name }}
+{{- end }}
+
+{{/* Whether the pods run the relay: the Endpoint Picker role with relay.enabled ("true" or ""). */}}
+{{- define "mcip-router.relayEnabled" -}}
+{{- if and .Values.endpointPicker.enabled .Values.endpointPicker.relay.enabled }}true{{ end }}
+{{- end }}
+
+{{/* The relay Envoy's bootstrap (files/relay*.yaml), listening on endpointPicker.relay.port. */}}
+{{- define "mcip-router.relayBootstrap" -}}
+{{- $file := ternary "files/relay-parent-tls.yaml" "files/relay.yaml" (eq .Values.mode "Parent") }}
+{{- replace "port_value: 8443" (printf "port_value: %d" (int .Values.endpointPicker.relay.port)) (.Files.Get $file) }}
+{{- end }}
+
+{{/*
+Refuses Endpoint Picker ports that another listener in the pod holds (the pod shares one network
+namespace): Envoy's 8080, the router's ext_proc 9002, admin and debug ports, the relay verifier
+9005, the Envoys' admin ports 19000 and 19001, and the relay port.
+*/}}
+{{- define "mcip-router.checkEndpointPicker" -}}
+{{- $ep := .Values.endpointPicker }}
+{{- if not $ep.ports }}
+{{- fail "endpointPicker.ports is empty: list one port per multi-cluster pool (the number its endpointPickerRef.port names)" }}
+{{- end }}
+{{- $taken := dict "8080" "Envoy's listener" "9002" "the router's ext_proc listener (127.0.0.1:9002)" "9005" "the relay verifier (listen.relay 127.0.0.1:9005)" "19000" "Envoy's admin" "19001" "the relay Envoy's admin" }}
+{{- $_ := set $taken (printf "%d" (int .Values.router.adminPort)) "router.adminPort" }}
+{{- $_ := set $taken (printf "%d" (int .Values.router.debugPort)) "router.debugPort" }}
+{{- if $ep.relay.enabled }}
+{{- if hasKey $taken (printf "%d" (int $ep.relay.port)) }}
+{{- fail (printf "endpointPicker.relay.port %d is taken in the pod by %s" (int $ep.relay.port) (index $taken (printf "%d" (int $ep.relay.port)))) }}
+{{- end }}
+{{- $_ := set $taken (printf "%d" (int $ep.relay.port)) "endpointPicker.relay.port" }}
+{{- end }}
+{{- range $ep.ports }}
+{{- if hasKey $taken (printf "%d" (int .)) }}
+{{- fail (printf "endpointPicker.ports: %d is taken in the pod by %s" (int .) (index $taken (printf "%d" (int .)))) }}
+{{- end }}
+{{- $_ := set $taken (printf "%d" (int .)) "another endpointPicker.ports entry" }}
+{{- end }}
+{{- if and $ep.tls.secretName $ep.tls.plaintext }}
+{{- fail "endpointPicker.tls: secretName and plaintext exclude each other" }}
+{{- end }}
+{{- if and (eq $ep.defaultAnswer "relay") (not $ep.relay.enabled) }}
+{{- fail "endpointPicker.defaultAnswer is relay but endpointPicker.relay.enabled is false" }}
+{{- end }}
+{{- if and $ep.networkPolicy.enabled (not $ep.networkPolicy.gatewayNamespaceSelector) }}
+{{- fail "endpointPicker.networkPolicy.gatewayNamespaceSelector is empty: name the namespace of your gateway's pods (e.g. matchLabels: { kubernetes.io/metadata.name: <namespace> }), or set endpointPicker.networkPolicy.enabled false" }}
+{{- end }}
+{{- end }}
