@@ -190,9 +190,17 @@ describe.each(Object.entries(GATEWAYS))('%s', (name, expected) => {
   });
 
   if (expected.answer === 'relay') {
-    it('relay: the pool\'s pods are the router pods and its target port the relay\'s', () => {
+    it('relay: the pool\'s pods are the router pods (not the export controller\'s) and its target port the relay\'s', () => {
       const podLabels = (routers().spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
       expect(podLabels).toMatchObject(pool.spec.selector.matchLabels);
+      // The release's other pods share its selector labels; a pool that selected them would send
+      // requests to a pod with no relay (Istio's and kgateway's fallback pick any pool pod).
+      const others = r.objects.filter((o) => o.kind === 'Deployment' && o !== routers());
+      expect(others.length).toBeGreaterThan(0);
+      for (const d of others) {
+        const labels = (d.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+        expect(Object.entries(pool.spec.selector.matchLabels).every(([k, v]) => labels[k] === v), d.metadata.name).toBe(false);
+      }
       expect(pool.spec.targetPorts.map((t) => t.number)).toEqual([ep.relay!.port]);
       const relay = (routers().spec as { template: { spec: { containers: { name: string; ports: { containerPort: number }[] }[] } } }).template.spec.containers.find((c) => c.name === 'relay')!;
       expect(relay.ports[0]!.containerPort).toBe(ep.relay!.port);
@@ -236,6 +244,25 @@ describe.each(Object.entries(GATEWAYS))('%s', (name, expected) => {
       expect((parse(routerConfigText(r)) as { endpointPicker: { tls: Obj } }).endpointPicker.tls).toEqual({ plaintext: false });
     });
   }
+
+  it('port-forwards to a router pod, chosen by labels that only the router pods carry', () => {
+    const forwards = commands(text).filter((c) => c.includes(' port-forward '));
+    expect(forwards.length).toBeGreaterThan(0);
+    const lookups = commands(text).filter((c) => /^[A-Z_]+=\$\(kubectl .* get pod /.test(c));
+    const podLabels = (d: K8sObject): Record<string, string> => (d.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+    const deployments = r.objects.filter((o) => o.kind === 'Deployment');
+    for (const f of forwards) {
+      // Not deployment/...: its selector also matches the export controller's pods.
+      const target = f.split(/\s+/)[f.split(/\s+/).indexOf('port-forward') + 1]!;
+      const variable = /^"?\$([A-Z_]+)"?$/.exec(target)?.[1];
+      expect(variable, f).toBeDefined();
+      const lookup = lookups.find((l) => l.startsWith(`${variable}=`))!;
+      expect(lookup, variable).toBeDefined();
+      const selector = Object.fromEntries(flagValues(lookup.split(/\s+/), '-l')[0]!.split(',').map((kv) => kv.split('=') as [string, string]));
+      const selected = deployments.filter((d) => Object.entries(selector).every(([k, v]) => podLabels(d)[k] === v));
+      expect(selected.map((d) => d.metadata.name)).toEqual([routers().metadata.name]);
+    }
+  });
 
   it('the objects the guide checks are the ones the release renders', () => {
     const refs = commands(text).flatMap((c) => [...c.matchAll(/\b(deployment|service|networkpolicy)\/([a-z0-9-]+)/g)].map((m) => [m[1]!, m[2]!] as const));

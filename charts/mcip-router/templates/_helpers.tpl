@@ -22,6 +22,17 @@ app.kubernetes.io/name: {{ include "mcip-router.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/*
+The router pods' labels: the selector labels and a component of their own. The export controller's
+pods carry the selector labels too (with component export-controller), so whatever must find the
+router pods alone (a relay pool's selector, the Endpoint Picker NetworkPolicy, kubectl get pod -l)
+matches these.
+*/}}
+{{- define "mcip-router.routerPodLabels" -}}
+{{ include "mcip-router.selectorLabels" . }}
+app.kubernetes.io/component: router
+{{- end }}
+
 {{- define "mcip-router.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{ include "mcip-router.selectorLabels" . }}
