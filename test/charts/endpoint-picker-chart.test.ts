@@ -281,6 +281,7 @@ describe('refused values', () => {
     ['a TLS Secret and plaintext', on({ tls: { secretName: 's', plaintext: true } }), /secretName and plaintext exclude each other/],
     ['relay answers by default without the relay', on({ relay: { enabled: false } }), /defaultAnswer is relay but endpointPicker\.relay\.enabled is false/],
     ['the NetworkPolicy without the gateway\'s namespace', { endpointPicker: { enabled: true } }, /gatewayNamespaceSelector is empty/],
+    ['the relay in Parent mode without the remote gateways\' CA (an Envoy bootstrap of your own lifts the schema\'s need for it)', mergeValues(on(), { mode: 'Parent', envoy: { bootstrap: 'static_resources: {}' } }), /endpointPicker\.relay in mode Parent needs envoy\.remoteGatewayCASecret/],
     ['podLabels setting the component that tells the router pods from the export controller\'s', mergeValues(on(), { podLabels: { 'app.kubernetes.io/component': 'inference' } }), /podLabels may not set app\.kubernetes\.io\/component/],
   ])('%s', (_why, values, message) => {
     expect(() => renderChart(values)).toThrow(message);

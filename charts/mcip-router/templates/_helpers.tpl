@@ -232,6 +232,9 @@ namespace): Envoy's 8080, the router's ext_proc 9002, admin and debug ports, the
 {{- if and $ep.tls.secretName $ep.tls.plaintext }}
 {{- fail "endpointPicker.tls: secretName and plaintext exclude each other" }}
 {{- end }}
+{{- if and $ep.relay.enabled (eq .Values.mode "Parent") (not .Values.envoy.remoteGatewayCASecret) }}
+{{- fail "endpointPicker.relay in mode Parent needs envoy.remoteGatewayCASecret: the relay sends to the remote gateways over TLS and verifies them against its ca.crt (files/relay-parent-tls.yaml)" }}
+{{- end }}
 {{- if and (eq $ep.defaultAnswer "relay") (not $ep.relay.enabled) }}
 {{- fail "endpointPicker.defaultAnswer is relay but endpointPicker.relay.enabled is false" }}
 {{- end }}
