@@ -116,6 +116,13 @@ describe('examples/bring-your-own-gateway', () => {
       expect(pool.metadata.annotations!['mcip-router.dev/answer']).toBe(f.includes('relay') ? 'relay' : 'direct');
     }
   });
+
+  it('the direct pool\'s pods are cluster-a\'s model servers (where NGINX Gateway Fabric fails open to)', () => {
+    const local = objectsOf('examples/two-clusters/cluster-a/llm-pool.yaml').find((o) => o.kind === 'InferencePool') as Pool;
+    const direct = objectsOf(`${EXAMPLES}/multi-cluster-pool-direct.yaml`)[0] as Pool;
+    expect(direct.spec.selector).toEqual(local.spec.selector);
+    expect(direct.spec.targetPorts).toEqual(local.spec.targetPorts);
+  });
 });
 
 describe('the guide\'s commands', () => {
