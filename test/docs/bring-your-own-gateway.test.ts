@@ -48,13 +48,27 @@ function sections(): Map<string, string[]> {
   return out;
 }
 
+type GatewayRef = { name: string; namespace: string };
+/** The labels each gateway's controller puts on the data-plane pods it runs for a Gateway (read from its source). */
+const byGatewayName = (gw: GatewayRef): Record<string, string> => ({ 'gateway.networking.k8s.io/gateway-name': gw.name });
+
 /** What each gateway needs (docs/bring-your-own-gateway.md, section 1). */
-const GATEWAYS: Record<string, { dir: string; answer: 'direct' | 'relay'; className?: string; proxyNamespace?: string }> = {
-  Istio: { dir: 'istio', answer: 'relay', className: 'istio' },
-  agentgateway: { dir: 'agentgateway', answer: 'relay', className: 'agentgateway' },
-  kgateway: { dir: 'kgateway', answer: 'relay', className: 'kgateway' },
-  'NGINX Gateway Fabric': { dir: 'nginx-gateway-fabric', answer: 'direct', className: 'nginx' },
-  'Envoy AI Gateway': { dir: 'envoy-ai-gateway', answer: 'direct', proxyNamespace: 'envoy-gateway-system' },
+const GATEWAYS: Record<string, { dir: string; answer: 'direct' | 'relay'; className?: string; proxyNamespace?: string; proxyPodLabels: (gw: GatewayRef) => Record<string, string> }> = {
+  // istio/istio manifests/charts/istio-control/istio-discovery/files/kube-gateway.yaml: in the Gateway's namespace.
+  Istio: { dir: 'istio', answer: 'relay', className: 'istio', proxyPodLabels: byGatewayName },
+  // agentgateway/agentgateway controller/pkg/helm/agentgateway/templates/_helpers.tpl (selectorLabels), deployed in the Gateway's namespace.
+  agentgateway: { dir: 'agentgateway', answer: 'relay', className: 'agentgateway', proxyPodLabels: byGatewayName },
+  // kgateway-dev/kgateway's gateway proxy chart (selectorLabels: gateway-name = the Gateway), deployed in the Gateway's namespace.
+  kgateway: { dir: 'kgateway', answer: 'relay', className: 'kgateway', proxyPodLabels: byGatewayName },
+  // nginx/nginx-gateway-fabric internal/controller/provisioner/objects.go buildLabelsAndAnnotations (names up to 63 characters).
+  'NGINX Gateway Fabric': { dir: 'nginx-gateway-fabric', answer: 'direct', className: 'nginx', proxyPodLabels: byGatewayName },
+  // envoyproxy/gateway internal/gatewayapi/helpers.go owner labels, on pods in Envoy Gateway's own namespace.
+  'Envoy AI Gateway': {
+    dir: 'envoy-ai-gateway',
+    answer: 'direct',
+    proxyNamespace: 'envoy-gateway-system',
+    proxyPodLabels: (gw) => ({ 'gateway.envoyproxy.io/owning-gateway-name': gw.name, 'gateway.envoyproxy.io/owning-gateway-namespace': gw.namespace }),
+  },
 };
 
 /** InferencePool v1 fields of GIE v1.1.0's CRD (spec, endpointPickerRef, port, targetPorts, selector). */
@@ -249,6 +263,14 @@ describe.each(Object.entries(GATEWAYS))('%s', (name, expected) => {
     const rule = policy.ingress.find((x) => x.ports.some((p) => p.port === pool.spec.endpointPickerRef.port.number))!;
     expect(rule.from![0]!.namespaceSelector.matchLabels['kubernetes.io/metadata.name']).toBe(expected.proxyNamespace ?? gateway.metadata.namespace);
     if (expected.answer === 'relay') expect(rule.ports.map((p) => p.port)).toContain(ep.relay!.port);
+  });
+
+  it('the NetworkPolicy\'s pod selector matches the labels the gateway puts on its proxy pods for this Gateway', () => {
+    const gateway = applied.find((o) => o.kind === 'Gateway')!;
+    const policy = find(r, 'NetworkPolicy', '-endpoint-picker').spec as { ingress: { from?: { podSelector: { matchLabels?: Record<string, string> } }[] }[] };
+    const selector = policy.ingress[0]!.from![0]!.podSelector.matchLabels ?? {};
+    expect(Object.keys(selector).length).toBeGreaterThan(0);
+    expect(expected.proxyPodLabels({ name: gateway.metadata.name, namespace: gateway.metadata.namespace! })).toMatchObject(selector);
   });
 
   if (name === 'Istio') {
