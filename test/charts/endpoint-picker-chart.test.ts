@@ -174,7 +174,7 @@ describe('Endpoint Picker role on', () => {
   it('NOTES name the Service, ports, selector and relay port a pool needs', () => {
     const labels = (find(r, 'Deployment').spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
     expect(r.notes).toContain(`endpointPickerRef: { name: ${ep.serviceName}, port: { number: <one of [9010,9011]> } }`);
-    expect(r.notes).toContain(`selector { app.kubernetes.io/name: ${labels['app.kubernetes.io/name']}, app.kubernetes.io/instance: ${labels['app.kubernetes.io/instance']} }`);
+    expect(r.notes).toContain(`selector { app.kubernetes.io/name: ${labels['app.kubernetes.io/name']}, app.kubernetes.io/instance: ${labels['app.kubernetes.io/instance']}, app.kubernetes.io/component: ${labels['app.kubernetes.io/component']} }`);
     expect(r.notes).toContain(`targetPorts [{ number: ${ep.relay!.port} }]`);
     expect(renderChart({}).notes).not.toContain('Endpoint Picker');
   });
@@ -240,9 +240,14 @@ describe('NetworkPolicy of the picker and relay ports', () => {
     find(r, 'NetworkPolicy', '-endpoint-picker').spec as { podSelector: { matchLabels: Obj }; policyTypes: string[]; ingress: Rule[] };
 
   it('admits only the gateway\'s pods (namespace and pod selector) to the picker ports and the relay port', () => {
-    const r = renderChart(ENDPOINT_PICKER_VALUES);
+    const r = renderChart(mergeValues(ENDPOINT_PICKER_VALUES, { exportController: { enabled: true } }));
     const p = policy(r);
-    expect(p.podSelector.matchLabels).toEqual((find(r, 'Deployment').spec as { selector: { matchLabels: Obj } }).selector.matchLabels);
+    const podLabels = (name: string): Obj =>
+      (r.objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith(name))!.spec as { template: { metadata: { labels: Obj } } }).template.metadata.labels;
+    const selects = (labels: Obj): boolean => Object.entries(p.podSelector.matchLabels).every(([k, v]) => labels[k] === v);
+    // The router pods, and not the export controller's, which share the release's selector labels.
+    expect(selects(podLabels(find(r, 'Service').metadata.name))).toBe(true);
+    expect(selects(podLabels('-export-controller'))).toBe(false);
     expect(p.policyTypes).toEqual(['Ingress']);
     const picker = p.ingress.find((x) => x.ports.some((y) => y.port === 9010))!;
     expect(picker.ports.map((y) => y.port)).toEqual([9010, 9011, 8443]);
@@ -276,6 +281,8 @@ describe('refused values', () => {
     ['a TLS Secret and plaintext', on({ tls: { secretName: 's', plaintext: true } }), /secretName and plaintext exclude each other/],
     ['relay answers by default without the relay', on({ relay: { enabled: false } }), /defaultAnswer is relay but endpointPicker\.relay\.enabled is false/],
     ['the NetworkPolicy without the gateway\'s namespace', { endpointPicker: { enabled: true } }, /gatewayNamespaceSelector is empty/],
+    ['the relay in Parent mode without the remote gateways\' CA (an Envoy bootstrap of your own lifts the schema\'s need for it)', mergeValues(on(), { mode: 'Parent', envoy: { bootstrap: 'static_resources: {}' } }), /endpointPicker\.relay in mode Parent needs envoy\.remoteGatewayCASecret/],
+    ['podLabels setting the component that tells the router pods from the export controller\'s', mergeValues(on(), { podLabels: { 'app.kubernetes.io/component': 'inference' } }), /podLabels may not set app\.kubernetes\.io\/component/],
   ])('%s', (_why, values, message) => {
     expect(() => renderChart(values)).toThrow(message);
   });

@@ -48,13 +48,27 @@ function sections(): Map<string, string[]> {
   return out;
 }
 
+type GatewayRef = { name: string; namespace: string };
+/** The labels each gateway's controller puts on the data-plane pods it runs for a Gateway (read from its source). */
+const byGatewayName = (gw: GatewayRef): Record<string, string> => ({ 'gateway.networking.k8s.io/gateway-name': gw.name });
+
 /** What each gateway needs (docs/bring-your-own-gateway.md, section 1). */
-const GATEWAYS: Record<string, { dir: string; answer: 'direct' | 'relay'; className?: string; proxyNamespace?: string }> = {
-  Istio: { dir: 'istio', answer: 'relay', className: 'istio' },
-  agentgateway: { dir: 'agentgateway', answer: 'relay', className: 'agentgateway' },
-  kgateway: { dir: 'kgateway', answer: 'relay', className: 'kgateway' },
-  'NGINX Gateway Fabric': { dir: 'nginx-gateway-fabric', answer: 'direct', className: 'nginx' },
-  'Envoy AI Gateway': { dir: 'envoy-ai-gateway', answer: 'direct', proxyNamespace: 'envoy-gateway-system' },
+const GATEWAYS: Record<string, { dir: string; answer: 'direct' | 'relay'; className?: string; proxyNamespace?: string; proxyPodLabels: (gw: GatewayRef) => Record<string, string> }> = {
+  // istio/istio manifests/charts/istio-control/istio-discovery/files/kube-gateway.yaml: in the Gateway's namespace.
+  Istio: { dir: 'istio', answer: 'relay', className: 'istio', proxyPodLabels: byGatewayName },
+  // agentgateway/agentgateway controller/pkg/helm/agentgateway/templates/_helpers.tpl (selectorLabels), deployed in the Gateway's namespace.
+  agentgateway: { dir: 'agentgateway', answer: 'relay', className: 'agentgateway', proxyPodLabels: byGatewayName },
+  // kgateway-dev/kgateway's gateway proxy chart (selectorLabels: gateway-name = the Gateway), deployed in the Gateway's namespace.
+  kgateway: { dir: 'kgateway', answer: 'relay', className: 'kgateway', proxyPodLabels: byGatewayName },
+  // nginx/nginx-gateway-fabric internal/controller/provisioner/objects.go buildLabelsAndAnnotations (names up to 63 characters).
+  'NGINX Gateway Fabric': { dir: 'nginx-gateway-fabric', answer: 'direct', className: 'nginx', proxyPodLabels: byGatewayName },
+  // envoyproxy/gateway internal/gatewayapi/helpers.go owner labels, on pods in Envoy Gateway's own namespace.
+  'Envoy AI Gateway': {
+    dir: 'envoy-ai-gateway',
+    answer: 'direct',
+    proxyNamespace: 'envoy-gateway-system',
+    proxyPodLabels: (gw) => ({ 'gateway.envoyproxy.io/owning-gateway-name': gw.name, 'gateway.envoyproxy.io/owning-gateway-namespace': gw.namespace }),
+  },
 };
 
 /** InferencePool v1 fields of GIE v1.1.0's CRD (spec, endpointPickerRef, port, targetPorts, selector). */
@@ -116,6 +130,13 @@ describe('examples/bring-your-own-gateway', () => {
       expect(pool.metadata.annotations!['mcip-router.dev/answer']).toBe(f.includes('relay') ? 'relay' : 'direct');
     }
   });
+
+  it('the direct pool\'s pods are cluster-a\'s model servers (where NGINX Gateway Fabric fails open to)', () => {
+    const local = objectsOf('examples/two-clusters/cluster-a/llm-pool.yaml').find((o) => o.kind === 'InferencePool') as Pool;
+    const direct = objectsOf(`${EXAMPLES}/multi-cluster-pool-direct.yaml`)[0] as Pool;
+    expect(direct.spec.selector).toEqual(local.spec.selector);
+    expect(direct.spec.targetPorts).toEqual(local.spec.targetPorts);
+  });
 });
 
 describe('the guide\'s commands', () => {
@@ -130,7 +151,18 @@ describe('the guide\'s commands', () => {
       return out;
     });
     expect(paths.length).toBeGreaterThan(20);
-    for (const p of paths) expect(existsSync(path.join(REPO, p)), p).toBe(true);
+    // Upstream files and charts (a gateway's own install) are pinned to a release; ours exist here.
+    for (const p of paths.filter((x) => /^(https|oci):\/\//.test(x))) {
+      if (p.startsWith('https://')) expect(p, p).toMatch(/^https:\/\/raw\.githubusercontent\.com\/[^/]+\/[^/]+\/v\d+\.\d+\.\d+\//);
+      else expect(all.find((c) => c.includes(p)), p).toMatch(/ --version v\d+\.\d+\.\d+ /);
+    }
+    for (const p of paths.filter((x) => !/^(https|oci):\/\//.test(x))) expect(existsSync(path.join(REPO, p)), p).toBe(true);
+  });
+
+  it('name InferencePools with their group (GIE\'s CRDs install inferencepools of two groups)', () => {
+    const gets = all.filter((c) => c.startsWith('kubectl ') && / get inferencepool(s\.|s? )/.test(c));
+    expect(gets.length).toBeGreaterThan(0);
+    for (const c of gets) expect(c, c).toMatch(/ get inferencepools\.inference\.networking\.k8s\.io /);
   });
 
   it('name every cluster with --context / --kube-context', () => {
@@ -190,9 +222,17 @@ describe.each(Object.entries(GATEWAYS))('%s', (name, expected) => {
   });
 
   if (expected.answer === 'relay') {
-    it('relay: the pool\'s pods are the router pods and its target port the relay\'s', () => {
+    it('relay: the pool\'s pods are the router pods (not the export controller\'s) and its target port the relay\'s', () => {
       const podLabels = (routers().spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
       expect(podLabels).toMatchObject(pool.spec.selector.matchLabels);
+      // The release's other pods share its selector labels; a pool that selected them would send
+      // requests to a pod with no relay (Istio's and kgateway's fallback pick any pool pod).
+      const others = r.objects.filter((o) => o.kind === 'Deployment' && o !== routers());
+      expect(others.length).toBeGreaterThan(0);
+      for (const d of others) {
+        const labels = (d.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+        expect(Object.entries(pool.spec.selector.matchLabels).every(([k, v]) => labels[k] === v), d.metadata.name).toBe(false);
+      }
       expect(pool.spec.targetPorts.map((t) => t.number)).toEqual([ep.relay!.port]);
       const relay = (routers().spec as { template: { spec: { containers: { name: string; ports: { containerPort: number }[] }[] } } }).template.spec.containers.find((c) => c.name === 'relay')!;
       expect(relay.ports[0]!.containerPort).toBe(ep.relay!.port);
@@ -225,6 +265,14 @@ describe.each(Object.entries(GATEWAYS))('%s', (name, expected) => {
     if (expected.answer === 'relay') expect(rule.ports.map((p) => p.port)).toContain(ep.relay!.port);
   });
 
+  it('the NetworkPolicy\'s pod selector matches the labels the gateway puts on its proxy pods for this Gateway', () => {
+    const gateway = applied.find((o) => o.kind === 'Gateway')!;
+    const policy = find(r, 'NetworkPolicy', '-endpoint-picker').spec as { ingress: { from?: { podSelector: { matchLabels?: Record<string, string> } }[] }[] };
+    const selector = policy.ingress[0]!.from![0]!.podSelector.matchLabels ?? {};
+    expect(Object.keys(selector).length).toBeGreaterThan(0);
+    expect(expected.proxyPodLabels({ name: gateway.metadata.name, namespace: gateway.metadata.namespace! })).toMatchObject(selector);
+  });
+
   if (name === 'Istio') {
     it('the DestinationRule originates TLS, unverified, to the picker port of the release Service', () => {
       const dr = applied.find((o) => o.kind === 'DestinationRule')!;
@@ -237,8 +285,29 @@ describe.each(Object.entries(GATEWAYS))('%s', (name, expected) => {
     });
   }
 
+  it('port-forwards to a router pod, chosen by labels that only the router pods carry', () => {
+    const forwards = commands(text).filter((c) => c.includes(' port-forward '));
+    expect(forwards.length).toBeGreaterThan(0);
+    const lookups = commands(text).filter((c) => /^[A-Z_]+=\$\(kubectl .* get pod /.test(c));
+    const podLabels = (d: K8sObject): Record<string, string> => (d.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+    const deployments = r.objects.filter((o) => o.kind === 'Deployment');
+    for (const f of forwards) {
+      // Not deployment/...: its selector also matches the export controller's pods.
+      const target = f.split(/\s+/)[f.split(/\s+/).indexOf('port-forward') + 1]!;
+      const variable = /^"?\$([A-Z_]+)"?$/.exec(target)?.[1];
+      expect(variable, f).toBeDefined();
+      const lookup = lookups.find((l) => l.startsWith(`${variable}=`))!;
+      expect(lookup, variable).toBeDefined();
+      const selector = Object.fromEntries(flagValues(lookup.split(/\s+/), '-l')[0]!.split(',').map((kv) => kv.split('=') as [string, string]));
+      const selected = deployments.filter((d) => Object.entries(selector).every(([k, v]) => podLabels(d)[k] === v));
+      expect(selected.map((d) => d.metadata.name)).toEqual([routers().metadata.name]);
+    }
+  });
+
   it('the objects the guide checks are the ones the release renders', () => {
-    const refs = commands(text).flatMap((c) => [...c.matchAll(/\b(deployment|service|networkpolicy)\/([a-z0-9-]+)/g)].map((m) => [m[1]!, m[2]!] as const));
+    // The release's objects: those the guide looks up in the release namespace (not the gateway's own).
+    const inRelease = commands(text).filter((c) => c.includes(` -n ${release.namespace} `));
+    const refs = inRelease.flatMap((c) => [...c.matchAll(/\b(deployment|service|networkpolicy)\/([a-z0-9-]+)/g)].map((m) => [m[1]!, m[2]!] as const));
     expect(refs.length).toBeGreaterThan(3);
     const kinds: Record<string, string> = { deployment: 'Deployment', service: 'Service', networkpolicy: 'NetworkPolicy' };
     for (const [kind, objName] of refs) expect(r.objects.some((o) => o.kind === kinds[kind] && o.metadata.name === objName && o.metadata.namespace === release.namespace), `${kind}/${objName}`).toBe(true);

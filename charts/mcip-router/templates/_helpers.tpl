@@ -22,6 +22,17 @@ app.kubernetes.io/name: {{ include "mcip-router.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/*
+The router pods' labels: the selector labels and a component of their own. The export controller's
+pods carry the selector labels too (with component export-controller), so whatever must find the
+router pods alone (a relay pool's selector, the Endpoint Picker NetworkPolicy, kubectl get pod -l)
+matches these.
+*/}}
+{{- define "mcip-router.routerPodLabels" -}}
+{{ include "mcip-router.selectorLabels" . }}
+app.kubernetes.io/component: router
+{{- end }}
+
 {{- define "mcip-router.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{ include "mcip-router.selectorLabels" . }}
@@ -220,6 +231,9 @@ namespace): Envoy's 8080, the router's ext_proc 9002, admin and debug ports, the
 {{- end }}
 {{- if and $ep.tls.secretName $ep.tls.plaintext }}
 {{- fail "endpointPicker.tls: secretName and plaintext exclude each other" }}
+{{- end }}
+{{- if and $ep.relay.enabled (eq .Values.mode "Parent") (not .Values.envoy.remoteGatewayCASecret) }}
+{{- fail "endpointPicker.relay in mode Parent needs envoy.remoteGatewayCASecret: the relay sends to the remote gateways over TLS and verifies them against its ca.crt (files/relay-parent-tls.yaml)" }}
 {{- end }}
 {{- if and (eq $ep.defaultAnswer "relay") (not $ep.relay.enabled) }}
 {{- fail "endpointPicker.defaultAnswer is relay but endpointPicker.relay.enabled is false" }}
