@@ -8,8 +8,9 @@
 import { z } from 'zod';
 import { objectName } from './addresses.js';
 
-export const PICKER_ANSWERS = ['direct', 'relay'] as const;
-export type PickerAnswer = (typeof PICKER_ANSWERS)[number];
+import { PICKER_ANSWERS } from '../model/decode-picker-pool.js';
+
+export { PICKER_ANSWERS, type PickerAnswer } from '../model/decode-picker-pool.js';
 
 const port = z.number().int().min(1).max(65535);
 

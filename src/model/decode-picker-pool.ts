@@ -6,8 +6,11 @@
  * - `mcip-router.dev/answer: direct | relay` (absent: the config's endpointPicker.defaultAnswer).
  * Pure: text in, a typed declaration or the first problem out (naming the entry), never throws.
  */
-import { PICKER_ANSWERS, type PickerAnswer } from '../config/endpoint-picker-schema.js';
 import { GROUP_INFERENCE, GROUP_INFERENCE_X } from './types.js';
+
+/** How a multi-cluster pool's picks are answered: the destination itself, or a relay pod with a token. */
+export const PICKER_ANSWERS = ['direct', 'relay'] as const;
+export type PickerAnswer = (typeof PICKER_ANSWERS)[number];
 
 export const BACKENDS_ANNOTATION = 'mcip-router.dev/backends';
 export const ANSWER_ANNOTATION = 'mcip-router.dev/answer';
