@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfigText } from '../../src/config/load.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { configIssues } from './config-issues.js';
 
 const BASE = 'clusterName: a\nclusters: [{name: a, manifests: {paths: [m]}}]\n';
 
-function issues(text: string): string[] {
-  try {
-    parseConfigText(text, 'config.yaml', '/base');
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return (e as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  return [];
-}
+const issues = configIssues;
 
 describe('endpointPicker', () => {
   it('is off by default, with its defaults in the schema', () => {
