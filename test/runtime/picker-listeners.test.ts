@@ -18,6 +18,7 @@ import { completionBody, gatewayYaml, importYaml, inBatches, poolYaml, startEpps
 import { aiGatewayOptions, createOriginalDstGateway, type OriginalDstGateway } from '../harness/gateways/original-dst.js';
 import { createOverrideHostGateway } from '../harness/gateways/override-host.js';
 import { createNgfGateway } from '../harness/gateways/ngf-one-shot.js';
+import { createValidatedGateway } from '../harness/gateways/validated.js';
 import { getHeader } from '../harness/headers.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
 import { eventually } from '../helpers/eventually.js';
@@ -191,6 +192,15 @@ describe('the Endpoint Picker role (one ext_proc server per picker port)', () =>
     const verdict = verifier.verify(token, Date.now());
     expect(verdict).toMatchObject({ ok: true, claim: { target: ENDPOINT.llmA, kind: 'endpoint', cluster: 'cluster-a' } });
     expect(verifier.verify(token, Date.now())).toEqual({ ok: false, reason: 'replayed' });
+  });
+
+  it('relay answers are pool members agentgateway accepts (its validated destination mode)', async () => {
+    const gw = createValidatedGateway(at(port.relay), [RELAY]);
+    gateways.push(gw);
+    const r = await gw.run(request);
+    expect(r.outcome, r.reason).toBe('forwarded');
+    expect(r.destination).toBe(RELAY);
+    expect(gw.members.roundRobinPicks).toEqual([]);
   });
 
   it('fails over to the other backend when a picked pool\'s EPP cannot be reached', async () => {
