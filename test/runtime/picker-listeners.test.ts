@@ -74,6 +74,7 @@ const istioGateway = (): string =>
 let epps: Record<string, SimulatedEpp>;
 let router: RouterHandle;
 let configFile: string;
+let writeManifest: (cluster: string, file: string, text: string) => void;
 let port: { mixed: number; relay: number; unassigned: number; failOpen: number; failover: number; istio: number; bad: number };
 const gateways: { close(): void }[] = [];
 
@@ -120,6 +121,7 @@ beforeAll(async () => {
   const config = await loadConfig(set.configFile);
   const clusters = config.clusters.map((c) => (c.name === 'cluster-a' ? { ...c, failOpen: { endpoints: [{ namespace: 'default', pool: 'dead', endpoints: [FAIL_OPEN] }] } } : c));
   configFile = set.configFile;
+  writeManifest = set.write;
   process.env.POD_IP = POD_IP;
   router = await startRouter({ ...config, clusters }, { logger: createLogger('silent'), random: seededRandom(20261128), processMetrics: false });
 });
@@ -257,5 +259,16 @@ describe('the Endpoint Picker role (one ext_proc server per picker port)', () =>
     expect(check.code).toBe(1);
     expect(check.output).toContain(`InferencePool/default/llm-mc  picker port ${port.mixed}  answer direct`);
     expect(check.output).toMatch(/error +cluster-a: InferencePool default\/llm-istio .*DirectAnswerMisroutes/);
+  });
+
+  it('follows the current snapshot: a pool created for a port serves on it without a restart', async () => {
+    writeManifest('cluster-a', 'late.yaml', pickerPoolYaml('late-mc', port.unassigned, 'InferencePoolImport/llm', { answer: 'direct' }));
+    const gw = aiGateway(port.unassigned);
+    const r = await eventually(async () => {
+      const res = await gw.run(request);
+      expect(res.outcome, res.reason).toBe('forwarded');
+      return res;
+    }, 5000, 100);
+    expect(r.destination).toBe(ENDPOINT.llmB);
   });
 });
