@@ -12,6 +12,7 @@ import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js
 import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
 import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
 import { tracingSchema } from './tracing-schema.js';
+import { endpointPickerSchema, pickerPortCollision } from './endpoint-picker-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
@@ -21,6 +22,7 @@ export * from './kubernetes-schema.js';
 export * from './limits-schema.js';
 export * from './signals-schema.js';
 export * from './tracing-schema.js';
+export * from './endpoint-picker-schema.js';
 
 const MIB = 1024 * 1024;
 
@@ -167,8 +169,8 @@ export const routerConfigSchema = z
         pollIntervalMs: z.number().int().min(10).default(1000),
       })
       .prefault({}),
-    /** Gateways in the local cluster whose HTTPRoutes this router serves. */
-    gateways: z.array(gatewayRefSchema).min(1),
+    /** Gateways in the local cluster whose HTTPRoutes this router serves (may be empty when only endpointPicker.ports serve). */
+    gateways: z.array(gatewayRefSchema).default([]),
     /**
      * What the Envoy in front of the router serves: Gateway listeners asking for another protocol
      * or port are reported (diagnostics, listener status), never pretended.
@@ -223,6 +225,8 @@ export const routerConfigSchema = z
       })
       .prefault({}),
     picker: pickerSchema.prefault({}),
+    /** The Endpoint Picker role: the gateway a team runs calls the router for its multi-cluster InferencePools (endpoint-picker-schema.ts). */
+    endpointPicker: endpointPickerSchema.prefault({}),
     /** OpenTelemetry traces of the data path (OTLP); off unless an endpoint is configured here or in OTEL_* variables. */
     tracing: tracingSchema.prefault({}),
     log: z
@@ -259,6 +263,11 @@ export const routerConfigSchema = z
       if (typeof debug === 'string' && cfg.admin?.exposeDebug !== true && !isLoopbackListen(debug)) {
         ctx.addIssue({ code: 'custom', path: ['listen', 'debug'], message: `"${debug}" is not a loopback address; /debug/* is unauthenticated: set admin.exposeDebug: true to serve it there` });
       }
+      if (Array.isArray(cfg.gateways) && cfg.gateways.length === 0 && !(cfg.endpointPicker?.ports?.length > 0)) {
+        ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'list at least one Gateway to serve, or set endpointPicker.ports (the Endpoint Picker role)' });
+      }
+      const collision = cfg.endpointPicker === undefined ? undefined : pickerPortCollision(cfg.endpointPicker, cfg.listen?.extProc);
+      if (collision !== undefined) ctx.addIssue({ code: 'custom', path: ['endpointPicker', 'ports'], message: collision });
       if (typeof cfg.clusterName === 'string' && names.size > 0 && !names.has(cfg.clusterName)) {
         ctx.addIssue({
           code: 'custom',

@@ -15,6 +15,7 @@ import { AnswerGuardReport } from './answer-report.js';
 import { FailOpenEndpoints } from './fail-open.js';
 import { HeldBytes } from './held-bytes.js';
 import type { DataPathObserver, StreamTracer } from './observer.js';
+import type { PickerPortDeps } from './picker-answers.js';
 
 /** The router config's `extProc` block. */
 export type ExtProcSettings = RouterConfig['extProc'];
@@ -38,6 +39,10 @@ export interface StreamDeps {
   readonly answerRules?: MemberAnswerRules;
   /** Opens a trace per stream (absent: tracing is off and the data path calls nothing for it). */
   readonly tracer?: StreamTracer;
+  /** A picker port's server (the Endpoint Picker role): its streams are for the multi-cluster pool bound to the port. */
+  readonly endpointPicker?: PickerPortDeps;
+  /** The deps whose relay context this server shares (the picker ports share the main server's: one held-bytes budget). */
+  readonly sharesRelayWith?: StreamDeps;
 }
 
 /** What every relay of a server shares. */
@@ -63,6 +68,7 @@ const relayContexts = new WeakMap<StreamDeps, RelayContext>();
 
 /** The relay context of `deps`, built on first use and cached. */
 export function relayContext(deps: StreamDeps): RelayContext {
+  if (deps.sharesRelayWith !== undefined) return relayContext(deps.sharesRelayWith);
   let ctx = relayContexts.get(deps);
   if (ctx === undefined) {
     const s = deps.settings;

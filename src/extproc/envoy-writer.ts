@@ -21,6 +21,13 @@ import type { StreamOutcome } from './observer.js';
 /** The routing decision as it stands when its answer goes to Envoy; `outcome`: the error ending the stream, if it ends so. */
 export type DecisionSource = (outcome?: StreamOutcome) => RouterDecision | undefined;
 
+/**
+ * Rewrites the request headers answer on its way to Envoy (the Endpoint Picker role's
+ * answers): `eppDestination` is the destination an EPP's answer set (as the guard read
+ * it); `fromEpp` false for an answer the router built itself.
+ */
+export type RequestHeadersShaper = (answer: Buffer, eppDestination: string | undefined, fromEpp: boolean) => Buffer;
+
 /** Envoy's call as the stream uses it: a grpc-js server call, or the node:http2 transport's (src/transport/). */
 export interface EnvoyCall {
   readonly metadata: Metadata;
@@ -50,6 +57,7 @@ export class EnvoyWriter {
   private ended = false;
   /** The route's request header mutation, merged into the request headers answer, whoever writes it. */
   private requestHeaderMutation: Buffer | undefined;
+  private shaper: RequestHeadersShaper | undefined;
   private backedUp = false;
   /** Holds on Envoy's input: each holder pauses and resumes it once. */
   private inputHolds = 0;
@@ -100,20 +108,27 @@ export class EnvoyWriter {
     this.requestHeaderMutation = fragment;
   }
 
+  /** Every request headers answer, the EPP's or the router's, goes through `shaper` from now on. */
+  shapeRequestHeaders(shaper: RequestHeadersShaper): void {
+    this.shaper = shaper;
+  }
+
   /** Relays an EPP's answer. */
   relay(a: RelayableAnswer): void {
     const decides = this.ledger!.awaitingRequestHeaders && (a.case === 'request_headers' || a.case === 'immediate_response');
     this.ledger!.answeredBy(a);
-    const msg = a.case === 'request_headers' ? this.requestHeadersAnswer(a.msg) : a.msg;
+    const shaped = a.case === 'request_headers' && this.shaper !== undefined ? this.shaper(a.msg, a.destination, true) : a.msg;
+    const msg = a.case === 'request_headers' ? this.requestHeadersAnswer(shaped) : a.msg;
     this.write(decides ? this.decided(msg) : msg);
   }
 
   /** The router answers everything Envoy waits for; `requestHeaders` answers pending request headers (default CONTINUE). */
   answerPending(requestHeaders?: Buffer): void {
     const decides = this.ledger!.awaitingRequestHeaders;
+    const shaped = decides && this.shaper !== undefined ? this.shaper(requestHeaders ?? continueHeaders('request_headers'), undefined, false) : requestHeaders;
     const answer = this.requestHeaderMutation !== undefined && decides
-      ? this.requestHeadersAnswer(requestHeaders ?? continueHeaders('request_headers'))
-      : requestHeaders;
+      ? this.requestHeadersAnswer(shaped ?? continueHeaders('request_headers'))
+      : shaped;
     const out = this.ledger!.takeOver(answer);
     if (decides) out[0] = this.decided(out[0]!);
     for (let i = 0; i < out.length; i++) this.write(out[i]!);

@@ -10,6 +10,8 @@ import type { StreamOutcome } from './observer.js';
 export const ErrorCode = {
   /** No HTTPRoute rule matches the request. */
   NoRoute: 'no_route',
+  /** A stream on a picker port that no multi-cluster InferencePool is bound to (counted like a no-route). */
+  NoPickerPool: 'no_picker_pool',
   /** No routing snapshot has been built yet. */
   NotReady: 'not_ready',
   /** The pick fell on a backendRef without a usable pool, or nothing can be picked. */
@@ -40,6 +42,7 @@ interface CodeInfo {
 
 const CODES: Readonly<Record<ErrorCode, CodeInfo>> = {
   no_route: { http: 404, grpc: GrpcStatus.NOT_FOUND, outcome: 'no_route' },
+  no_picker_pool: { http: 503, grpc: GrpcStatus.UNAVAILABLE, outcome: 'no_route' },
   not_ready: { http: 503, grpc: GrpcStatus.UNAVAILABLE, outcome: 'not_ready' },
   invalid_backend: { http: 500, grpc: GrpcStatus.FAILED_PRECONDITION, outcome: 'invalid_backend' },
   epp_unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, outcome: 'epp_unavailable' },

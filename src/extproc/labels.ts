@@ -14,11 +14,11 @@ export interface CandidateLabels {
 const routeLabels = new WeakMap<RouteRule, string>();
 const candidateLabelCache = new WeakMap<Candidate, CandidateLabels>();
 
-/** "namespace/name" of the rule's HTTPRoute. */
+/** "namespace/name" of the rule's HTTPRoute; "InferencePool/namespace/name" for a multi-cluster pool's rule. */
 export function routeLabel(rule: RouteRule): string {
   let label = routeLabels.get(rule);
   if (label === undefined) {
-    label = `${rule.route.namespace}/${rule.route.name}`;
+    label = rule.kind === undefined ? `${rule.route.namespace}/${rule.route.name}` : `${rule.kind}/${rule.route.namespace}/${rule.route.name}`;
     routeLabels.set(rule, label);
   }
   return label;

@@ -10,13 +10,13 @@
  */
 import { DEFAULT_PICKER } from '../config/defaults.js';
 import { pickWith } from '../picker/pick.js';
-import { decodeRequest } from '../protocol/codec.js';
+import { decodeRequest, type ProcessingRequest } from '../protocol/codec.js';
 import { readEnvoyMessage, type EnvoyMessage } from '../protocol/envoy-message.js';
 import { parentHeadersResponse } from '../protocol/responses.js';
 import type { RouterDecision } from '../protocol/router-metadata.js';
 import { EMPTY_SIGNAL_VIEW } from '../signals/types.js';
 import { matchRequest } from '../snapshot/match.js';
-import type { Candidate } from '../snapshot/types.js';
+import type { Candidate, RouteRule, RoutingSnapshot } from '../snapshot/types.js';
 import { requestAttributes } from './attributes.js';
 import { relayContext, type StreamDeps } from './deps.js';
 import { forwardedHeaders, type EppRequestHeaders } from './epp-call.js';
@@ -27,6 +27,7 @@ import { candidateLabels, routeLabel } from './labels.js';
 import type { StreamInfo, StreamOutcome, StreamTrace } from './observer.js';
 import type { EnvoySide, Processor } from './processor.js';
 import { RouterAnswers } from './router-answers.js';
+import { pickerPoolOn, pickerShaper, unanswerable } from './picker-answers.js';
 
 export type { EnvoyCall } from './envoy-writer.js';
 export type { ExtProcSettings, StreamDeps } from './deps.js';
@@ -213,21 +214,15 @@ export class ExtProcStream implements EnvoySide {
       return undefined;
     }
     const started = performance.now();
-    const attrs = requestAttributes(req.request_headers?.headers?.headers ?? []);
-    const match = matchRequest(snapshot, attrs);
-    if (match.type === 'no-route') {
+    const rule = this.ruleFor(req, snapshot);
+    if (rule instanceof RouterError) {
       deps.observer.picked((performance.now() - started) / 1000);
-      this.fail(
-        new RouterError(
-          ErrorCode.NoRoute,
-          `no HTTPRoute rule matches host "${attrs.authority}" path "${attrs.path}" method ${attrs.method}`,
-        ),
-      );
+      this.fail(rule);
       return undefined;
     }
-    this.route = routeLabel(match.rule);
+    this.route = routeLabel(rule);
     const view = deps.signals?.view() ?? EMPTY_SIGNAL_VIEW;
-    const result = pickWith(match.rule, view, deps.random, deps.picker ?? NO_THRESHOLDS_PICKER);
+    const result = pickWith(rule, view, deps.random, deps.picker ?? NO_THRESHOLDS_PICKER);
     deps.observer.picked((performance.now() - started) / 1000);
     switch (result.type) {
       case 'unavailable':
@@ -242,12 +237,34 @@ export class ExtProcStream implements EnvoySide {
       }
     }
     deps.observer.pickedFor(result.reason);
-    this.writer.mutateRequestHeaders(match.rule.requestHeaderModifier?.fragment);
+    this.writer.mutateRequestHeaders(rule.requestHeaderModifier?.fragment);
     this.trace?.picked(this.route, result);
     const candidate = result.primary;
     this.routed(candidate);
     if (candidate.via === 'parent') return new RouterAnswers(this, 'parent', parentHeadersResponse(candidate.parent.address));
     return new EppRelay(this, result, ctx);
+  }
+
+  /**
+   * The rule the stream is routed by: the HTTPRoute rule its request matches or, on a
+   * picker port (the Endpoint Picker role), the rule of the multi-cluster pool bound to
+   * the port, whose answers are then shaped for the gateway. Or the error the stream
+   * is answered with (no route, no pool on the port).
+   */
+  private ruleFor(req: ProcessingRequest, snapshot: RoutingSnapshot): RouteRule | RouterError {
+    const picker = this.deps.endpointPicker;
+    if (picker === undefined) {
+      const attrs = requestAttributes(req.request_headers?.headers?.headers ?? []);
+      const match = matchRequest(snapshot, attrs);
+      if (match.type === 'matched') return match.rule;
+      return new RouterError(ErrorCode.NoRoute, `no HTTPRoute rule matches host "${attrs.authority}" path "${attrs.path}" method ${attrs.method}`);
+    }
+    const pool = pickerPoolOn(snapshot, picker.port);
+    if (pool === undefined) return new RouterError(ErrorCode.NoPickerPool, `no multi-cluster InferencePool is bound to picker port ${picker.port}`);
+    const why = unanswerable(pool, picker.relay);
+    if (why !== undefined) return new RouterError(ErrorCode.InvalidBackend, why);
+    this.writer.shapeRequestHeaders(pickerShaper(pool.answer, picker.relay, () => this.cluster));
+    return pool.rule;
   }
 
   // ---- the one way out ----------------------------------------------------------------

@@ -1,7 +1,7 @@
 /** Decoder for Gateway (gateway.networking.k8s.io/v1 and v1beta1). */
 import type { DecodeContext, Raw } from './decode-util.js';
 import { hostname, isRecord, list, obj, oneOf, optString, port, reqString, sectionName } from './decode-util.js';
-import type { Gateway, GatewayAddress, GatewayListener, ObjectMeta, RouteGroupKind } from './types.js';
+import type { Gateway, GatewayAddress, GatewayClass, GatewayListener, ObjectMeta, RouteGroupKind } from './types.js';
 import { GROUP_GATEWAY } from './types.js';
 
 const FROM = ['All', 'Same', 'Selector'] as const;
@@ -70,4 +70,10 @@ export function decodeGateway(c: DecodeContext, raw: Raw, apiVersion: string, me
     spec: { gatewayClassName, listeners, addresses: requested },
     status: { addresses: list(c, status.addresses, 'status.addresses').map((a, i) => address(c, a, `status.addresses[${i}]`)) },
   };
+}
+
+/** GatewayClass: only spec.controllerName is read (which implementation runs the class's Gateways). */
+export function decodeGatewayClass(c: DecodeContext, raw: Raw, apiVersion: string, metadata: ObjectMeta): GatewayClass {
+  const spec = obj(c, raw.spec, 'spec', true) ?? {};
+  return { kind: 'GatewayClass', apiVersion, metadata, spec: { controllerName: reqString(c, spec.controllerName, 'spec.controllerName') } };
 }

@@ -9,7 +9,7 @@
  * group (an Istio networking.istio.io Gateway, a Knative serving.knative.dev
  * Service) is not ours and is ignored.
  */
-import { decodeGateway } from './decode-gateway.js';
+import { decodeGateway, decodeGatewayClass } from './decode-gateway.js';
 import { decodeInferencePool, decodeInferencePoolImport } from './decode-pool.js';
 import { decodeHTTPRoute } from './decode-route.js';
 import { decodeService } from './decode-service.js';
@@ -53,6 +53,12 @@ const KINDS: Readonly<Record<ObjectKind, KindSpec>> = {
     versions: [`${GROUP_GATEWAY}/v1`, `${GROUP_GATEWAY}/v1beta1`],
     nameRule: 'subdomain',
     decode: decodeGateway,
+  },
+  GatewayClass: {
+    groups: [GROUP_GATEWAY],
+    versions: [`${GROUP_GATEWAY}/v1`, `${GROUP_GATEWAY}/v1beta1`],
+    nameRule: 'subdomain',
+    decode: decodeGatewayClass,
   },
   Service: { groups: [GROUP_CORE], versions: ['v1'], nameRule: 'dns1035', decode: decodeService },
 };

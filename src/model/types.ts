@@ -13,7 +13,7 @@ export const GROUP_CORE = '';
 
 export const EXPORT_ANNOTATION = 'inference.networking.x-k8s.io/export';
 
-export type ObjectKind = 'InferencePool' | 'InferencePoolImport' | 'HTTPRoute' | 'Gateway' | 'Service';
+export type ObjectKind = 'InferencePool' | 'InferencePoolImport' | 'HTTPRoute' | 'Gateway' | 'GatewayClass' | 'Service';
 
 export interface ObjectMeta {
   readonly name: string;
@@ -225,6 +225,14 @@ export interface Gateway {
   readonly status: { readonly addresses: readonly GatewayAddress[] };
 }
 
+/** GatewayClass (cluster-scoped): which controller implements the Gateways of the class. */
+export interface GatewayClass {
+  readonly kind: 'GatewayClass';
+  readonly apiVersion: string;
+  readonly metadata: ObjectMeta;
+  readonly spec: { readonly controllerName: string };
+}
+
 export interface ServicePort {
   readonly name?: string;
   readonly port: number;
@@ -249,7 +257,7 @@ export interface Service {
   };
 }
 
-export type KubeObject = InferencePool | InferencePoolImport | HTTPRoute | Gateway | Service;
+export type KubeObject = InferencePool | InferencePoolImport | HTTPRoute | Gateway | GatewayClass | Service;
 
 /** Kind, namespace and name of an object (namespace default applied). */
 export interface ObjectRef {

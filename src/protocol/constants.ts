@@ -13,6 +13,11 @@ export const DESTINATION_ENDPOINT_HEADER = 'x-gateway-destination-endpoint';
 export const DESTINATION_KIND_HEADER = 'x-mcip-destination-kind';
 /** The value of {@link DESTINATION_KIND_HEADER} for a parent Gateway destination. */
 export const DESTINATION_KIND_PARENT = 'parent';
+/**
+ * Request header of a relay answer (the Endpoint Picker role): a token naming the real
+ * destination, which only the relay accepts (format: src/credentials/relay-token.ts).
+ */
+export const RELAY_TOKEN_HEADER = 'x-mcip-relay-token';
 /** Metadata key (namespace envoy.lb) the gateway uses to tell an EPP which endpoint served a response. */
 export const DESTINATION_ENDPOINT_SERVED_KEY = 'x-gateway-destination-endpoint-served';
 

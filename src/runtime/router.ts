@@ -26,6 +26,7 @@ import type { EppTarget } from '../snapshot/types.js';
 import { startTracing } from '../telemetry/tracing.js';
 import { SnapshotStore } from './snapshot-store.js';
 import { startSources } from './load-sources.js';
+import { relayAnswering, startPickerListeners, type PickerListeners } from './picker-listeners.js';
 
 export interface RouterOptions {
   readonly logger: Logger;
@@ -38,6 +39,8 @@ export interface RouterOptions {
 export interface RouterHandle {
   /** The address the ext_proc server is bound to (port 0 resolved). */
   readonly extProcAddress: string;
+  /** The Endpoint Picker role's picker ports, bound (endpointPicker.ports order). */
+  readonly pickerAddresses: readonly string[];
   readonly adminAddress: string;
   /** The separate /debug/* listener (listen.debug), when configured. */
   readonly debugAddress?: string;
@@ -132,7 +135,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   store.onSnapshot(retainEpps);
 
   const tracing = await startTracing(config.tracing, logger, { version: buildInfo().version });
-  const extProc = createExtProcServer({
+  const extProcDeps = {
     snapshot: () => store.snapshot(),
     settings: config.extProc,
     random: options.random ?? Math.random,
@@ -146,14 +149,18 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(config), ttlMs: config.extProc.failOpenCacheTtlMs }),
     answerRules,
     ...(tracing ? { tracer: tracing.tracer } : {}),
-  });
+  };
+  const extProc = createExtProcServer(extProcDeps);
+  let pickers: PickerListeners | undefined;
   let draining = false;
   let admin: AdminServer | undefined;
   let debug: AdminServer | undefined;
   let extProcAddress: string;
   try {
     extProcAddress = await extProc.bind(config.listen.extProc);
+    pickers = await startPickerListeners(config, extProcDeps, relayAnswering(config, credentialFiles, logger, process.env, first));
     extProc.setServing(true);
+    pickers.setServing(true);
     const debugRoutes: Record<string, AdminHandler> = {
       '/debug/build': () => json(200, buildInfo()),
       '/debug/pick': (url) => {
@@ -203,6 +210,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     if (placement.listen !== undefined) debug = await startAdminServer(placement.listen, { ...adminDeps, routes: debugRoutes });
   } catch (err) {
     await admin?.close();
+    await pickers?.close();
     await extProc.close();
     credentialFiles.close();
     await controller?.stop();
@@ -217,6 +225,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   logger.info(
     {
       extProc: extProcAddress,
+      ...(pickers.addresses.length > 0 ? { endpointPicker: pickers.addresses } : {}),
       admin: admin.address,
       ...(debug ? { debug: debug.address } : {}),
       cluster: config.clusterName,
@@ -230,13 +239,15 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   let shuttingDown: Promise<void> | undefined;
   const adminServer = admin;
   const debugServer = debug;
+  const pickerServers = pickers;
   const shutdown = (): Promise<void> => {
     shuttingDown ??= (async () => {
       draining = true;
       extProc.setServing(false);
-      const inFlight = extProc.activeStreams();
+      pickerServers.setServing(false);
+      const inFlight = extProc.activeStreams() + pickerServers.activeStreams();
       logger.info({ inFlight, timeoutMs: config.extProc.drainTimeoutMs }, 'draining ext_proc streams');
-      await extProc.drain(config.extProc.drainTimeoutMs);
+      await Promise.all([extProc.drain(config.extProc.drainTimeoutMs), pickerServers.drain(config.extProc.drainTimeoutMs)]);
       await controller?.stop();
       await exporter?.stop();
       await sources.stop();
@@ -254,6 +265,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
 
   return {
     extProcAddress,
+    pickerAddresses: pickerServers.addresses,
     adminAddress: admin.address,
     ...(debug ? { debugAddress: debug.address } : {}),
     store,

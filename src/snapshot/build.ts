@@ -9,6 +9,7 @@ import { attachRoutes } from './attach.js';
 import { createContext } from './context.js';
 import { CandidateResolver, expandRule } from './expand.js';
 import { compileMatchTable, type TableRule } from './match.js';
+import { buildPickerPools } from './picker-pools.js';
 import type { Candidate, Diagnostic, RouteSummary, RoutingSnapshot } from './types.js';
 
 export interface BuildInput {
@@ -65,6 +66,7 @@ export function buildSnapshot(input: BuildInput): BuildResult {
       rules,
     });
   }
+  const pickerPools = buildPickerPools(ctx, resolver);
   const table = compileMatchTable(tableRules, ctx.localCluster, config.routes.regex, (d) => ctx.diagnostics.add(d));
 
   const diagnostics = ctx.diagnostics.list().sort(compareDiagnostics);
@@ -77,6 +79,7 @@ export function buildSnapshot(input: BuildInput): BuildResult {
     localCluster: ctx.localCluster,
     mode: config.mode,
     routes,
+    ...(pickerPools.size > 0 ? { pickerPools } : {}),
     candidates,
     diagnostics,
     excludedObjects: refusedObjects.length === 0 ? ctx.excludedObjects : [...ctx.excludedObjects, ...refusedObjects],

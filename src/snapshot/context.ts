@@ -4,7 +4,7 @@
  * deduplicating diagnostic sink.
  */
 import type { ClusterConfig, RouterConfig } from '../config/schema.js';
-import type { FieldError, Gateway, HTTPRoute, InferencePool, InferencePoolImport, KubeObject, Service } from '../model/types.js';
+import type { FieldError, Gateway, GatewayClass, HTTPRoute, InferencePool, InferencePoolImport, KubeObject, Service } from '../model/types.js';
 import type { ClusterState } from '../sources/types.js';
 import type { Diagnostic, ExcludedObject, StatusTarget } from './types.js';
 
@@ -23,6 +23,8 @@ export interface ClusterObjects {
   readonly imports: ByName<InferencePoolImport>;
   readonly services: ByName<Service>;
   readonly gateways: ByName<Gateway>;
+  /** Cluster-scoped: by name. */
+  readonly gatewayClasses: ReadonlyMap<string, GatewayClass>;
   readonly routes: readonly HTTPRoute[];
 }
 
@@ -111,6 +113,7 @@ function indexObjects(state: ClusterState): IndexedState {
   const imports = new Map<string, Map<string, InferencePoolImport>>();
   const services = new Map<string, Map<string, Service>>();
   const gateways = new Map<string, Map<string, Gateway>>();
+  const gatewayClasses = new Map<string, GatewayClass>();
   const routes: HTTPRoute[] = [];
   const routeNames = new Map<string, Map<string, HTTPRoute>>();
   const duplicates: Diagnostic[] = [];
@@ -121,6 +124,10 @@ function indexObjects(state: ClusterState): IndexedState {
       case 'InferencePoolImport': first = put(imports, o); break;
       case 'Service': first = put(services, o); break;
       case 'Gateway': first = put(gateways, o); break;
+      case 'GatewayClass':
+        first = !gatewayClasses.has(o.metadata.name);
+        if (first) gatewayClasses.set(o.metadata.name, o);
+        break;
       case 'HTTPRoute':
         first = put(routeNames, o);
         if (first) routes.push(o);
@@ -143,7 +150,7 @@ function indexObjects(state: ClusterState): IndexedState {
   }
   const excluded = state.errors.map((e) => invalidObject(state.cluster, e));
   for (const o of state.objects) if (o.kind === 'InferencePool' && o.spec.endpointPickerRef === undefined) excluded.push(pickerMissing(state.cluster, o));
-  return { objects: { name: state.cluster, pools, imports, services, gateways, routes }, duplicates, excluded };
+  return { objects: { name: state.cluster, pools, imports, services, gateways, gatewayClasses, routes }, duplicates, excluded };
 }
 
 /** "Kind namespace/name" of a FieldError without a ref (a source that could not name the object). */

@@ -3,7 +3,8 @@
  * --check` prints, and the plain JSON served at /debug/routes.
  */
 import type { HeaderModifier, HTTPRouteMatch } from '../model/types.js';
-import type { BackendGroup, Candidate, Diagnostic, EppTarget, ExcludedObject, ParentTarget, RoutingSnapshot } from './types.js';
+import { pickerRouteLabel } from './picker-pools.js';
+import type { BackendGroup, Candidate, Diagnostic, EppTarget, ExcludedObject, ParentTarget, PickerPool, RoutingSnapshot } from './types.js';
 
 export function summarizeMatch(m: HTTPRouteMatch): string {
   const parts = [`${m.path.type} ${m.path.value}`];
@@ -62,6 +63,25 @@ function describeExcluded(x: ExcludedObject): string {
   return `${x.cluster}: ${x.kind} ${x.namespace}/${x.name}${field}: ${x.reason}: ${x.message}${origin}`;
 }
 
+/** A multi-cluster pool of the Endpoint Picker role: its port, answer, gateways and backends. */
+function describePickerPool(p: PickerPool, lines: string[]): void {
+  const gateways = p.gateways.map((g) => (g.controller === undefined ? g.gateway : `${g.gateway} (${g.controller})`)).join(', ');
+  lines.push(`${pickerRouteLabel(p.pool.namespace, p.pool.name)}  picker port ${p.port}  answer ${p.answer}  failureMode ${p.failureMode}  gateways: ${gateways || 'none reported'}`);
+  if (p.rule.totalWeight === 0) lines.push('    (every backend has weight 0: every request gets HTTP 500)');
+  for (const g of p.rule.backends) describeGroup(g, p.rule.totalWeight, lines);
+  lines.push('');
+}
+
+function backendsJson(backends: readonly BackendGroup[]): unknown[] {
+  return backends.map((g) => ({
+    ref: { ...g.ref },
+    weight: g.weight,
+    candidates: g.candidates.map((c) => c.id),
+    excluded: g.excluded.map((x) => ({ ...x })),
+    ...(g.import !== undefined ? { import: { source: g.import.source, exportingClusters: [...g.import.exportingClusters] } } : {}),
+  }));
+}
+
 /** The routing table: routes -> rules -> backendRefs -> candidates/exclusions, then diagnostics. */
 export function formatRoutingTable(snapshot: RoutingSnapshot, diagnostics: readonly Diagnostic[]): string {
   const lines: string[] = [];
@@ -88,6 +108,7 @@ export function formatRoutingTable(snapshot: RoutingSnapshot, diagnostics: reado
     }
     lines.push('');
   }
+  for (const p of snapshot.pickerPools?.values() ?? []) describePickerPool(p, lines);
   if (snapshot.excludedObjects.length > 0) {
     lines.push(`Excluded objects: ${snapshot.excludedObjects.length}`);
     for (const x of snapshot.excludedObjects) lines.push(`  ${describeExcluded(x)}`);
@@ -107,6 +128,8 @@ export interface SnapshotJson {
   readonly mode: string;
   readonly clusters: RoutingSnapshot['clusters'];
   readonly routes: readonly unknown[];
+  /** The Endpoint Picker role's multi-cluster pools, in pool name order. */
+  readonly pickerPools: readonly unknown[];
   /** Every candidate by id; routes refer to candidates by id. */
   readonly candidates: Readonly<Record<string, Candidate>>;
   readonly diagnostics: readonly Diagnostic[];
@@ -134,14 +157,18 @@ export function snapshotToJson(snapshot: RoutingSnapshot): SnapshotJson {
         ...(rule.unsupported !== undefined ? { unsupported: rule.unsupported.map((u) => ({ ...u })) } : {}),
         ...(rule.requestHeaderModifier !== undefined ? { requestHeaderModifier: rule.requestHeaderModifier.modifier } : {}),
         totalWeight: rule.totalWeight,
-        backends: rule.backends.map((g) => ({
-          ref: { ...g.ref },
-          weight: g.weight,
-          candidates: g.candidates.map((c) => c.id),
-          excluded: g.excluded.map((x) => ({ ...x })),
-          ...(g.import !== undefined ? { import: { source: g.import.source, exportingClusters: [...g.import.exportingClusters] } } : {}),
-        })),
+        backends: backendsJson(rule.backends),
       })),
+    })),
+    pickerPools: [...(snapshot.pickerPools?.values() ?? [])].map((p) => ({
+      route: pickerRouteLabel(p.pool.namespace, p.pool.name),
+      port: p.port,
+      pool: { ...p.pool },
+      answer: p.answer,
+      failureMode: p.failureMode,
+      gateways: p.gateways.map((g) => ({ ...g })),
+      totalWeight: p.rule.totalWeight,
+      backends: backendsJson(p.rule.backends),
     })),
     candidates: Object.fromEntries(snapshot.candidates),
     diagnostics: snapshot.diagnostics.map((d) => ({ ...d })),

@@ -33,7 +33,7 @@ import {
 } from './resolve.js';
 import { encodeRequestHeaderMutation } from '../protocol/header-mutation.js';
 import { modifierOutsideEnvoy, reportRuleOutcome } from './rule-outcome.js';
-import type { BackendGroup, Candidate, Diagnostic, ExcludedObject, Exclusion, ImportOrigin, RouteRule } from './types.js';
+import type { BackendGroup, Candidate, Diagnostic, ExcludedObject, Exclusion, ImportOrigin, RouteRule, StatusTarget } from './types.js';
 
 /** An exclusion plus where its diagnostic points. */
 interface Problem {
@@ -44,7 +44,7 @@ interface Problem {
   readonly routeRef?: true;
 }
 
-interface Expansion {
+export interface Expansion {
   readonly candidates: readonly Candidate[];
   readonly problems: readonly Problem[];
   /** Member objects whose fields the resolution refused (listed with the snapshot's excluded objects). */
@@ -403,17 +403,44 @@ function expandRef(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRo
 }
 
 function expandGroup(ctx: BuildContext, resolver: CandidateResolver, route: HTTPRoute, index: number, ref: BackendRef, j: number): BackendGroup {
-  const weight = Number.isFinite(ref.weight) ? Math.max(0, ref.weight) : 0;
-  const { candidates, problems, importOrigin } = expandRef(ctx, resolver, route, ref, index, j);
+  const routeKey = nsName(route.metadata.namespace, route.metadata.name);
+  const owner: BackendOwner = {
+    subject: `${ctx.localCluster}: HTTPRoute ${routeKey}`,
+    label: `backendRef ${refPath(index, j)} of HTTPRoute ${routeKey}`,
+    path: refPath(index, j),
+    status: routeStatus(route.metadata, 'ResolvedRefs'),
+  };
   const group = { group: ref.group, kind: ref.kind, namespace: ref.namespace ?? route.metadata.namespace, name: ref.name };
+  return backendGroup(ctx, owner, group, ref.weight, expandRef(ctx, resolver, route, ref, index, j));
+}
+
+/** What holds a backend reference (an HTTPRoute rule's backendRef, a multi-cluster pool's backends entry), for its diagnostics. */
+export interface BackendOwner {
+  /** The diagnostic subject, e.g. "cluster-a: HTTPRoute default/llm". */
+  readonly subject: string;
+  /** The reference in words, e.g. "backendRef spec.rules[0].backendRefs[1] of HTTPRoute default/llm". */
+  readonly label: string;
+  readonly path: string;
+  /** The condition an unresolved reference turns False (routes only). */
+  readonly status?: StatusTarget;
+}
+
+/** A local InferencePool (group inference.networking.k8s.io) or InferencePoolImport of `namespace`, expanded into its candidates. */
+export function expandLocalRef(ctx: BuildContext, resolver: CandidateResolver, kind: 'InferencePool' | 'InferencePoolImport', namespace: string, name: string): Expansion {
+  return kind === 'InferencePool' ? resolver.pool(ctx.localCluster, namespace, name) : resolver.importRef(namespace, name);
+}
+
+/** One expanded reference as a BackendGroup; what was left out is reported against `owner`. */
+export function backendGroup(ctx: BuildContext, owner: BackendOwner, group: BackendGroup['ref'], refWeight: number, expansion: Expansion): BackendGroup {
+  const weight = Number.isFinite(refWeight) ? Math.max(0, refWeight) : 0;
+  const { candidates, problems, importOrigin } = expansion;
   const origin = importOrigin !== undefined ? { import: importOrigin } : {};
   if (problems.length === 0) return { ref: group, weight, candidates, excluded: [], ...origin };
   // An exclusion that empties a weighted backendRef costs requests (HTTP 500): an error; otherwise a warning.
   const fatal = candidates.length === 0 && weight > 0;
   const severity = fatal ? 'error' : 'warning';
-  const routeKey = nsName(route.metadata.namespace, route.metadata.name);
-  const impact = fatal ? ` [backendRef ${refPath(index, j)} of HTTPRoute ${routeKey} has no usable pool: its share of requests gets HTTP 500]` : '';
-  const resolvedRefs = routeStatus(route.metadata, 'ResolvedRefs');
+  const impact = fatal ? ` [${owner.label} has no usable pool: its share of requests gets HTTP 500]` : '';
+  const resolvedRefs = owner.status;
   for (const p of problems) {
     ctx.diagnostics.add({
       severity,
@@ -421,7 +448,7 @@ function expandGroup(ctx: BuildContext, resolver: CandidateResolver, route: HTTP
       ...(p.path !== undefined ? { path: p.path } : {}),
       reason: p.exclusion.reason,
       message: p.exclusion.message + impact,
-      ...(p.routeRef ? { status: resolvedRefs } : {}),
+      ...(p.routeRef && resolvedRefs ? { status: resolvedRefs } : {}),
     });
   }
   // A backendRef whose pools are all left out (not found, or unusable) does not resolve: the route's own diagnostic says so.
@@ -429,13 +456,13 @@ function expandGroup(ctx: BuildContext, resolver: CandidateResolver, route: HTTP
     const why = problems.map((p) => `${p.exclusion.subject}: ${p.exclusion.reason}`).join('; ');
     ctx.diagnostics.add({
       severity,
-      subject: `${ctx.localCluster}: HTTPRoute ${routeKey}`,
-      path: refPath(index, j),
+      subject: owner.subject,
+      path: owner.path,
       reason: ROUTE_REASONS.backendNotFound,
       message:
         `backendRef ${group.kind} ${nsName(group.namespace, group.name)} has no usable pool (${why})` +
         (fatal ? '; its share of requests gets HTTP 500' : '; it has weight 0, so no request is sent to it'),
-      status: resolvedRefs,
+      ...(resolvedRefs ? { status: resolvedRefs } : {}),
     });
   }
   return { ref: group, weight, candidates, excluded: problems.map((p) => p.exclusion), ...origin };

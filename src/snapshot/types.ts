@@ -95,6 +95,8 @@ export interface BackendGroup {
 
 export interface RouteRule {
   readonly route: NamespacedName;
+  /** Set on the rule of a multi-cluster pool (the Endpoint Picker role): `route` is then that InferencePool. */
+  readonly kind?: 'InferencePool';
   readonly index: number;
   readonly name?: string;
   readonly backends: readonly BackendGroup[];
@@ -196,6 +198,20 @@ export interface MatchTable {
   readonly kind: 'match-table';
 }
 
+/** A multi-cluster InferencePool this router is the Endpoint Picker of, served on one picker port. */
+export interface PickerPool {
+  readonly port: number;
+  readonly pool: NamespacedName;
+  /** How a pick is answered: the destination itself, or a relay pod with a token. */
+  readonly answer: 'direct' | 'relay';
+  /** The pool's own endpointPickerRef.failureMode (what its gateway does when the router fails). */
+  readonly failureMode: FailureMode;
+  /** The Gateways that accepted the pool (status.parents[]) and, when known, their GatewayClass's controller. */
+  readonly gateways: readonly { readonly gateway: string; readonly controller?: string }[];
+  /** Its declared backends as one rule (matches nothing by itself: the port selects it). */
+  readonly rule: RouteRule;
+}
+
 export interface RoutingSnapshot {
   /** Increases by one per build in a process. */
   readonly version: number;
@@ -203,6 +219,8 @@ export interface RoutingSnapshot {
   readonly localCluster: string;
   readonly mode: RoutingMode;
   readonly routes: readonly RouteSummary[];
+  /** The Endpoint Picker role's multi-cluster pools, by picker port (absent: none). */
+  readonly pickerPools?: ReadonlyMap<number, PickerPool>;
   /** Every distinct candidate in the snapshot, by id (what signals probe). */
   readonly candidates: ReadonlyMap<string, Candidate>;
   readonly diagnostics: readonly Diagnostic[];

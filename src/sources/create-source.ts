@@ -41,13 +41,13 @@ export async function createObjectSource(cluster: ClusterConfig, config: RouterC
   }
   const k = cluster.kubernetes;
   if (k) {
-    const { KubernetesSource, loadKubeConfig, LOCAL_KINDS, REMOTE_KINDS } = await import('./kubernetes/index.js');
+    const { KubernetesSource, loadKubeConfig, LOCAL_KINDS, LOCAL_PICKER_KINDS, REMOTE_KINDS } = await import('./kubernetes/index.js');
     const settings = config.kubernetes;
     return new KubernetesSource({
       cluster: cluster.name,
       // The logger is already bound to this cluster.
       kubeConfig: () => loadKubeConfig(k, { warn: (message) => logger.warn(message) }),
-      kinds: cluster.name === config.clusterName ? LOCAL_KINDS : REMOTE_KINDS,
+      kinds: cluster.name !== config.clusterName ? REMOTE_KINDS : config.endpointPicker.ports.length > 0 ? LOCAL_PICKER_KINDS : LOCAL_KINDS,
       namespaces: k.namespaces,
       coalesceMs: settings.coalesceMs,
       coalesceMaxMs: settings.coalesceMaxMs,

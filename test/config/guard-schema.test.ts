@@ -1,7 +1,8 @@
 // The eppAnswers and stream-bound settings as the config file spells them: defaults, and
 // clear errors naming the field for bad CIDRs, header names and bounds.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfigText } from '../../src/config/load.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { configIssues } from './config-issues.js';
 import { DEFAULT_DENIED_DESTINATIONS, DEFAULT_EPP_HEADERS } from '../../src/config/schema.js';
 
 const config = (clusterExtra: string, extProc = '') => `
@@ -14,15 +15,7 @@ ${clusterExtra}
 ${extProc}
 `;
 
-function issues(text: string): string[] {
-  try {
-    parseConfigText(text, 'config.yaml', '/base');
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return (e as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  return [];
-}
+const issues = configIssues;
 
 describe('eppAnswers and stream bounds', () => {
   it('default to every address but the denied ranges, the documented headers, and the bounds', () => {

@@ -175,8 +175,8 @@ describe('parseConfigText', () => {
     expect(out).toEqual([
       expect.stringMatching(/^clusterName: required/),
       expect.stringMatching(/^mode: .*"Endpoint"\|"Parent"/),
-      expect.stringMatching(/^gateways: required/),
       expect.stringMatching(/^clusters\[0\]\.manifests\.paths: .*>=1/),
+      expect.stringMatching(/^gateways: list at least one Gateway to serve, or set endpointPicker\.ports/),
     ]);
   });
 
@@ -186,8 +186,8 @@ describe('parseConfigText', () => {
       expect.unreachable();
     } catch (e) {
       expect((e as Error).message.split('\n')).toEqual([
-        expect.stringMatching(/^config\.yaml: gateways: /),
         expect.stringMatching(/^config\.yaml: clusters\[0\]\.manifests\.paths: /),
+        expect.stringMatching(/^config\.yaml: gateways: /),
       ]);
     }
   });

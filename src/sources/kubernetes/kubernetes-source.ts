@@ -19,7 +19,7 @@ import { Backoff, TokenBucket } from './backoff.js';
 import { Coalescer } from './coalescer.js';
 import { ResourceInformer, type InformerStatus } from './informer.js';
 import { createLister, type ListFn, type RawObject } from './lister.js';
-import { RESOURCE_SPECS, collectionPath, resourceName, type ResourceSpec } from './resources.js';
+import { CLUSTER_SCOPED_KINDS, RESOURCE_SPECS, collectionPath, resourceName, type ResourceSpec } from './resources.js';
 
 export interface KubernetesSourceOptions {
   readonly cluster: string;
@@ -117,7 +117,7 @@ export class KubernetesSource implements ObjectSource {
     const namespaces: (string | undefined)[] = this.o.namespaces.length > 0 ? [...this.o.namespaces] : [undefined];
     const timeout = this.o.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
     for (const kind of this.o.kinds) {
-      for (const namespace of namespaces) {
+      for (const namespace of CLUSTER_SCOPED_KINDS.has(kind) ? [undefined] : namespaces) {
         const spec = RESOURCE_SPECS[kind];
         this.informers.push(
           new ResourceInformer({

@@ -22,11 +22,18 @@ export const RESOURCE_SPECS: Readonly<Record<ObjectKind, ResourceSpec>> = {
   InferencePoolImport: spec('InferencePoolImport', GROUP_INFERENCE_X, 'v1alpha1', 'inferencepoolimports'),
   HTTPRoute: spec('HTTPRoute', GROUP_GATEWAY, 'v1', 'httproutes'),
   Gateway: spec('Gateway', GROUP_GATEWAY, 'v1', 'gateways'),
+  GatewayClass: spec('GatewayClass', GROUP_GATEWAY, 'v1', 'gatewayclasses'),
   Service: spec('Service', GROUP_CORE, 'v1', 'services'),
 };
 
 /** The local cluster: everything routing and the import controller need. */
 export const LOCAL_KINDS: readonly ObjectKind[] = ['InferencePool', 'InferencePoolImport', 'HTTPRoute', 'Gateway', 'Service'];
+
+/** The local cluster in the Endpoint Picker role: also GatewayClasses, to tell which gateway calls a multi-cluster pool. */
+export const LOCAL_PICKER_KINDS: readonly ObjectKind[] = [...LOCAL_KINDS, 'GatewayClass'];
+
+/** Kinds without a namespace: listed cluster-wide whatever namespaces the source is limited to. */
+export const CLUSTER_SCOPED_KINDS: ReadonlySet<ObjectKind> = new Set(['GatewayClass']);
 
 /** Remote members: only what resolves an exported pool's EPP and parent (least privilege). */
 export const REMOTE_KINDS: readonly ObjectKind[] = ['InferencePool', 'Service', 'Gateway'];

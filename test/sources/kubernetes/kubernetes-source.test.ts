@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubernetesSourceError } from '../../../src/sources/kubernetes/kubernetes-source.js';
-import { REMOTE_KINDS } from '../../../src/sources/kubernetes/resources.js';
+import { LOCAL_KINDS, LOCAL_PICKER_KINDS, REMOTE_KINDS } from '../../../src/sources/kubernetes/resources.js';
 import { KubeEnv, Recorder, gateway, importObj, pool, route, service, sleep, waitFor } from './kube-fixtures.js';
 
 let env: KubeEnv;
@@ -117,6 +117,16 @@ describe('KubernetesSource: list and watch', () => {
     await waitFor(() => rec.names('Service').includes('Service/ns-b/late'));
     expect(rec.names('Service')).not.toContain('Service/ns-c/late');
     expect(env.server.requests.some((r) => r.plural === 'services' && r.namespace === undefined)).toBe(false);
+  });
+
+  it('lists GatewayClasses (cluster-scoped) cluster-wide even when limited to namespaces, as the Endpoint Picker role reads them', async () => {
+    env.server.create('gatewayclasses', { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'istio' }, spec: { controllerName: 'istio.io/gateway-controller' } });
+    const rec = new Recorder();
+    await env.source({ namespaces: ['ns-a'], kinds: [...LOCAL_PICKER_KINDS] }).start(rec);
+    const cls = rec.last?.objects.find((o) => o.kind === 'GatewayClass');
+    expect(cls).toMatchObject({ metadata: { name: 'istio' }, spec: { controllerName: 'istio.io/gateway-controller' } });
+    expect(env.server.requests.some((r) => r.plural === 'gatewayclasses' && r.namespace !== undefined)).toBe(false);
+    expect(LOCAL_KINDS).not.toContain('GatewayClass');
   });
 
   it('reports invalid objects in errors and keeps serving the rest', async () => {

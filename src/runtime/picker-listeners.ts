@@ -1,0 +1,88 @@
+/**
+ * The Endpoint Picker role's servers: one ext_proc server per endpointPicker.ports
+ * entry, on endpointPicker.address. A stream accepted on port P is for the
+ * multi-cluster pool bound to P in the current snapshot (src/extproc/stream.ts).
+ * They share the main server's deps (snapshot, EPP clients, signals, FailOpen cache,
+ * held-bytes budget) and drain, shut down and report health with it.
+ */
+import type { RouterConfig } from '../config/schema.js';
+import type { CredentialFiles } from '../credentials/credential-files.js';
+import { relayKeySource } from '../credentials/relay-keys.js';
+import { RelaySigner } from '../credentials/relay-token.js';
+import type { Logger } from '../log.js';
+import type { RelayAnswering } from '../extproc/picker-answers.js';
+import { createExtProcServer, type ExtProcDeps, type ExtProcServer } from '../extproc/server.js';
+import type { RoutingSnapshot } from '../snapshot/types.js';
+
+export interface PickerListeners {
+  /** "host:port" per picker port, in config order. */
+  readonly addresses: readonly string[];
+  setServing(serving: boolean): void;
+  activeStreams(): number;
+  drain(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const NONE: PickerListeners = {
+  addresses: [],
+  setServing() {},
+  activeStreams: () => 0,
+  drain: async () => {},
+  close: async () => {},
+};
+
+/** "host:port" with IPv6 hosts in brackets. */
+function joinHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * How relay answers are made: this pod's relay address (POD_IP) and the signer of
+ * endpointPicker.relay.keyFile. Throws a startup error when `first` holds a relay pool
+ * without them; a relay pool that appears later without them gets its requests refused.
+ */
+export function relayAnswering(config: RouterConfig, files: CredentialFiles, logger: Logger, env: NodeJS.ProcessEnv, first: RoutingSnapshot | undefined): RelayAnswering {
+  const relay = config.endpointPicker.relay;
+  const podIp = env.POD_IP?.trim();
+  const relayPools = [...(first?.pickerPools?.values() ?? [])].filter((p) => p.answer === 'relay').map((p) => `${p.pool.namespace}/${p.pool.name}`);
+  if (relayPools.length > 0 && !podIp) {
+    throw new Error(`multi-cluster InferencePool ${relayPools.join(', ')} asks for relay answers, but the POD_IP environment variable is not set (set it from the downward API: status.podIP)`);
+  }
+  if (relayPools.length > 0 && relay.keyFile === undefined) {
+    throw new Error(`multi-cluster InferencePool ${relayPools.join(', ')} asks for relay answers, but endpointPicker.relay.keyFile is not set`);
+  }
+  const signer = relay.keyFile === undefined
+    ? undefined
+    : new RelaySigner(relayKeySource(files, relay.keyFile, (err) => logger.error({ err: err.message }, 'relay key file changed but does not parse: the last good keys stay in use')), relay.tokenTtlMs);
+  return { ...(podIp ? { address: joinHostPort(podIp, relay.port) } : {}), ...(signer ? { signer } : {}) };
+}
+
+/** Binds every picker port; on a bind failure the ones already bound are closed and the error names the port. */
+export async function startPickerListeners(config: RouterConfig, deps: ExtProcDeps, relay: RelayAnswering): Promise<PickerListeners> {
+  const { ports, address } = config.endpointPicker;
+  if (ports.length === 0) return NONE;
+  const servers: ExtProcServer[] = [];
+  const addresses: string[] = [];
+  try {
+    for (const port of ports) {
+      const server = createPickerServer({ ...deps, endpointPicker: { port, relay }, sharesRelayWith: deps });
+      servers.push(server);
+      addresses.push(await server.bind(joinHostPort(address, port)));
+    }
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.close()));
+    throw new Error(`endpointPicker.ports: cannot listen on ${joinHostPort(address, ports[servers.length - 1]!)}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return {
+    addresses,
+    setServing: (serving) => servers.forEach((s) => s.setServing(serving)),
+    activeStreams: () => servers.reduce((n, s) => n + s.activeStreams(), 0),
+    drain: async (timeoutMs) => void (await Promise.all(servers.map((s) => s.drain(timeoutMs)))),
+    close: async () => void (await Promise.all(servers.map((s) => s.close()))),
+  };
+}
+
+/** The one place a picker port's server is created (its transport options go here). */
+function createPickerServer(deps: ExtProcDeps): ExtProcServer {
+  return createExtProcServer(deps);
+}
