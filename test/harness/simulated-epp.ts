@@ -118,6 +118,7 @@ export interface SimulatedEpp {
   setImmediate(spec: ImmediateSpec | undefined): void;
   setDelayMs(ms: number): void;
   setHang(v: boolean): void;
+  setIgnoreHalfClose(v: boolean): void;
   setCrash(mode: CrashMode | undefined): void;
   setResponseHeaders(h: Record<string, string> | undefined): void;
   setHealth(service: string, status: ServingStatus): void;
@@ -292,6 +293,7 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
     setImmediate(spec) { o.immediate = spec; },
     setDelayMs(ms) { o.delayMs = ms; },
     setHang(v) { o.hang = v; },
+    setIgnoreHalfClose(v) { o.ignoreHalfClose = v; },
     setCrash(mode) { o.crash = mode; },
     setResponseHeaders(h) { o.responseHeaders = h; },
     setHealth,
