@@ -7,6 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNgfGateway, type NgfConfig } from '../harness/gateways/ngf-one-shot.js';
+import { aiGatewayOptions, createOriginalDstGateway } from '../harness/gateways/original-dst.js';
+import { createOverrideHostGateway } from '../harness/gateways/override-host.js';
+import type { PickAnswer } from '../harness/gateways/scripted-epp.js';
+import { createValidatedGateway } from '../harness/gateways/validated.js';
 import { withinProcessMs } from '../helpers/work-time.js';
 import { completionBody } from './clusterset.js';
 import { metric, PICK, startGatewayClusters, type GatewayClusters } from './gateway-clusters.js';
@@ -57,5 +61,57 @@ describe('NGINX Gateway Fabric one-shot client (no protocol_config, whole body, 
     } finally {
       c.epps.a.setIgnoreHalfClose(false);
     }
+  });
+});
+
+const X = '10.1.0.7:8000';
+const Y = '10.1.0.8:8000';
+/** The gateways' own pool endpoints include both, so override_host and validated would follow either. */
+const POOL = [X, Y, '10.1.0.9:8000'];
+
+/** Where each gateway sends a request of route `odd` (undefined: nowhere), and the status its client gets. */
+async function everyGateway(): Promise<Record<string, { status: number; destination: string | undefined }>> {
+  const envoyReq = { authority: 'llm.example', path: '/v1/completions', headers: { 'x-route': 'odd' }, body: completionBody() };
+  const aigw = createOriginalDstGateway(c.router.extProcAddress, aiGatewayOptions());
+  const istio = createOverrideHostGateway(c.router.extProcAddress, POOL);
+  const agw = createValidatedGateway(c.router.extProcAddress, POOL);
+  try {
+    const out: Record<string, { status: number; destination: string | undefined }> = {};
+    for (const [name, run] of [
+      ['Envoy AI Gateway', () => aigw.run(envoyReq)],
+      ['Istio', () => istio.run(envoyReq)],
+      ['agentgateway', () => agw.run(envoyReq)],
+      ['NGINX Gateway Fabric', () => ngf({ members: POOL }).run({ headers: { 'x-route': 'odd' }, body: completionBody() })],
+    ] as const) {
+      const r = await run();
+      out[name] = { status: r.status, destination: r.destination };
+    }
+    expect(istio.members.roundRobinPicks).toEqual([]); // Istio followed the pick, never its fallback
+    return out;
+  } finally {
+    aigw.close();
+    istio.close();
+    agw.close();
+  }
+}
+
+describe('the destination reaches every gateway on both carriers, whatever the EPP sets', () => {
+  it.each<[string, PickAnswer]>([
+    ['the header and equal envoy.lb metadata (a stock EPP)', { header: X, metadata: X }],
+    ['the header in `value` only (Envoy and NGF read raw_value only)', { header: X, headerAsValue: true, metadata: X }],
+    ['envoy.lb metadata only (ORIGINAL_DST, NGF and agentgateway read the header only)', { metadata: X }],
+    ['the header only (Istio reads envoy.lb only)', { header: X }],
+  ])('%s: every gateway sends the request to it', async (_what, answer) => {
+    c.setAnswer(answer);
+    const served = await everyGateway();
+    for (const [name, r] of Object.entries(served)) expect(r, name).toEqual({ status: 200, destination: X });
+  });
+
+  it('a header and envoy.lb naming different endpoints: the header wins on both carriers, and the answer is counted', async () => {
+    const before = await metric(c.router, 'mcip_epp_answer_violations_total', { reason: 'destination_mismatch' });
+    c.setAnswer({ header: X, metadata: Y });
+    const served = await everyGateway();
+    for (const [name, r] of Object.entries(served)) expect(r, name).toEqual({ status: 200, destination: X });
+    expect(await metric(c.router, 'mcip_epp_answer_violations_total', { reason: 'destination_mismatch' })).toBe(before + 4);
   });
 });

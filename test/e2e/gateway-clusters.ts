@@ -10,11 +10,13 @@
  * - route `failover`: InferencePool down-closed (its EPP fails every stream) first, the import next
  * - route `open`: InferencePool down-open (FailOpen, its EPP fails every stream; static fail-open endpoint)
  * - route `closed`: InferencePool down-closed (FailClose)
+ * - route `odd`: InferencePool odd, whose EPP (scripted) answers the destination as a test sets it
  */
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
+import { pickingScript, startScriptedEpp, type PickAnswer, type ScriptedEpp } from '../harness/gateways/scripted-epp.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
 import { seededRandom } from '../helpers/random.js';
 import { GATEWAY, gatewayYaml, importYaml, poolYaml, startEpps, stopAll, writeClusterSet, type BackendSpec } from './clusterset.js';
@@ -31,6 +33,9 @@ export const FAIL_OPEN_ENDPOINT = '10.1.0.50:8000';
 export interface GatewayClusters {
   readonly router: RouterHandle;
   readonly epps: Record<keyof typeof PICK, SimulatedEpp>;
+  /** The EPP of pool odd: answers the request headers with what `setAnswer` gave. */
+  readonly odd: ScriptedEpp;
+  setAnswer(a: PickAnswer): void;
   stop(): Promise<void>;
 }
 
@@ -60,13 +65,15 @@ export async function startGatewayClusters(): Promise<GatewayClusters> {
   const epps = (await startEpps(PICK, 0, Object.keys(PICK))) as Record<keyof typeof PICK, SimulatedEpp>;
   epps.downOpen.setCrash('on-headers');
   epps.downClosed.setCrash('on-headers');
+  let answer: PickAnswer = {};
+  const odd = await startScriptedEpp(pickingScript(() => answer));
   const set = writeClusterSet(
     [
       {
         name: 'cluster-a',
         files: {
           'gateway.yaml': gatewayYaml(),
-          'pools.yaml': [poolYaml('llm'), poolYaml('down-open', { failureMode: 'FailOpen' }), poolYaml('down-closed')].join('---\n'),
+          'pools.yaml': [poolYaml('llm'), poolYaml('down-open', { failureMode: 'FailOpen' }), poolYaml('down-closed'), poolYaml('odd')].join('---\n'),
           'imports.yaml': importYaml('llm', ['cluster-b']),
           'routes.yaml': [
             headerRoute('one', [{ kind: 'InferencePool', name: 'llm' }]),
@@ -81,9 +88,10 @@ export async function startGatewayClusters(): Promise<GatewayClusters> {
             ]),
             headerRoute('open', [{ kind: 'InferencePool', name: 'down-open' }]),
             headerRoute('closed', [{ kind: 'InferencePool', name: 'down-closed' }]),
+            headerRoute('odd', [{ kind: 'InferencePool', name: 'odd' }]),
           ].join('---\n'),
         },
-        epps: { 'llm-epp': epps.a.address, 'down-open-epp': epps.downOpen.address, 'down-closed-epp': epps.downClosed.address },
+        epps: { 'llm-epp': epps.a.address, 'down-open-epp': epps.downOpen.address, 'down-closed-epp': epps.downClosed.address, 'odd-epp': odd.address },
         epp: { health: { intervalMs: 100, timeoutMs: 500 } },
       },
       {
@@ -111,9 +119,12 @@ export async function startGatewayClusters(): Promise<GatewayClusters> {
   return {
     router,
     epps,
+    odd,
+    setAnswer: (a) => (answer = a),
     async stop() {
       await router.shutdown();
       await stopAll(epps);
+      odd.stop();
     },
   };
 }
