@@ -64,6 +64,21 @@ describe('NGINX Gateway Fabric one-shot client (no protocol_config, whole body, 
   });
 });
 
+describe('a gateway in BUFFERED mode against stock EPPs (Envoy AI Gateway with processing-body-mode: buffered)', () => {
+  it("gets no pick: Envoy sends the body only after the headers answer, which a stock EPP gives only after the body; the router answers 503 after attemptTimeoutMs, not the gateway's 300 s message timeout", async () => {
+    const gw = createOriginalDstGateway(c.router.extProcAddress, aiGatewayOptions('buffered'));
+    const r = await withinProcessMs(5_000, 'the buffered request', () =>
+      gw.run({ authority: 'llm.example', path: '/v1/completions', headers: { 'x-route': 'one' }, body: completionBody() }),
+    );
+    gw.close();
+    expect(r.outcome).toBe('local-reply');
+    expect(r.status).toBe(503);
+    expect(r.response.body.toString()).toMatch(/attemptTimeoutMs/);
+    // The stock EPP saw the request headers and nothing more: Envoy was holding the body.
+    expect(c.epps.a.streams.at(-1)!.received.map((m) => m.request)).toEqual(['request_headers']);
+  });
+});
+
 const X = '10.1.0.7:8000';
 const Y = '10.1.0.8:8000';
 /** The gateways' own pool endpoints include both, so override_host and validated would follow either. */

@@ -105,6 +105,8 @@ export async function startGatewayClusters(): Promise<GatewayClusters> {
       extra: {
         // The failing EPPs stay candidates: every request shows failover or the failure mode, none an ejection.
         outlier: { consecutiveFailures: 100_000 },
+        // An EPP that never answers fails within a test's time.
+        extProc: { attemptTimeoutMs: 1_000 },
       },
     },
   );
