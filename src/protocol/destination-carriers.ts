@@ -7,8 +7,10 @@
  * reads only that). An EPP that sets one of them, puts the header's value only in
  * `value`, or sets the two differently would be read differently by each gateway,
  * so the relayed answer carries one destination on both:
- * - the header wins when both are set (the one the router's own Envoy routes on);
- *   different metadata is replaced and the answer reported (destination_mismatch);
+ * - the header wins when both are set and name different endpoints (the one the
+ *   router's own Envoy routes on): the metadata is replaced and the answer
+ *   reported (destination_mismatch); metadata listing the header's endpoint first
+ *   and failovers after it is consistent and kept;
  * - a missing carrier is added with the other's value (the header only where the
  *   member's rules let the EPP set it);
  * - a header option that is not canonical (only `value`, or another key case) was
@@ -51,6 +53,18 @@ function entries(list: string): string {
   return list.includes(' ') ? list.split(',').map((s) => s.trim()).join(',') : list;
 }
 
+/**
+ * The metadata names the header's destination: the same entries, or (the header
+ * one endpoint) a list that starts with it, the failovers override_host may use
+ * (what the router itself relays in `primary` mode).
+ */
+function consistent(metadata: string, header: string): boolean {
+  const m = entries(metadata);
+  const h = entries(header);
+  const comma = m.indexOf(',');
+  return m === h || (comma > 0 && !h.includes(',') && m.slice(0, comma) === h);
+}
+
 /** `out` (the relayed answer) with the destination on both carriers. */
 export function carryDestination(out: Buffer, d: DestinationFound, mode: DestinationHeaderMode): CarriedDestination {
   const full = d.header ?? d.metadata;
@@ -61,8 +75,8 @@ export function carryDestination(out: Buffer, d: DestinationFound, mode: Destina
     msg = withRequestHeaderMutation(msg, encodeResponse({ request_headers: { response: { header_mutation: { set_headers: [headerOption(DESTINATION_ENDPOINT_HEADER, value)] } } } }));
   }
   let mismatch: GuardFinding | undefined;
-  if (d.metadata !== full) {
-    if (d.metadata !== undefined && entries(d.metadata) !== entries(full)) {
+  if (d.metadata !== full && (d.metadata === undefined || !consistent(d.metadata, full))) {
+    if (d.metadata !== undefined) {
       mismatch = {
         reason: 'destination_mismatch',
         detail: `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER} "${d.metadata}" differs from the header "${full}": set to the header's`,

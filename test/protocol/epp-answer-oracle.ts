@@ -296,7 +296,9 @@ function oracleCarry(out: Buffer, header: string | undefined, mode: DestinationH
   const canonical = (o: (typeof options)[number]) => o.header?.key === DESTINATION_ENDPOINT_HEADER && (o.header.raw_value?.length ?? 0) > 0;
   const dropped = options.some((o) => isDest(o) && !canonical(o));
   const addHeader = (header === undefined || dropped) && rules.headers.has(DESTINATION_ENDPOINT_HEADER);
-  const setMetadata = metadata !== full;
+  const spacedOut = (v: string) => v.split(',').map((x) => x.trim()).join(',');
+  const consistent = (m: string, h: string) => spacedOut(m) === spacedOut(h) || (!spacedOut(h).includes(',') && spacedOut(m).split(',')[0] === spacedOut(h) && spacedOut(m).includes(','));
+  const setMetadata = metadata !== full && (metadata === undefined || !consistent(metadata, full));
   if (!addHeader && !dropped && !setMetadata) return { msg: out, destination: full };
   if (addHeader || dropped) {
     d.request_headers.response ??= {};
@@ -309,7 +311,6 @@ function oracleCarry(out: Buffer, header: string | undefined, mode: DestinationH
     d.dynamic_metadata ??= { fields: {} };
     d.dynamic_metadata.fields[LB_METADATA_NAMESPACE] = { structValue: { fields: { ...(lbFields ?? {}), [DESTINATION_ENDPOINT_HEADER]: { stringValue: full } } } };
   }
-  const spaced = (v: string) => v.split(',').map((x) => x.trim()).join(',');
-  const mismatch = metadata !== undefined && spaced(metadata) !== spaced(full) ? `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER} "${metadata}" differs from the header "${full}": set to the header's` : undefined;
+  const mismatch = setMetadata && metadata !== undefined ? `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER} "${metadata}" differs from the header "${full}": set to the header's` : undefined;
   return { msg: encodeResponse(d), destination: full, ...(mismatch ? { mismatch } : {}) };
 }

@@ -170,6 +170,13 @@ describe('readEppAnswer: headers answers', () => {
     expect(a.dropped.filter((d) => d.reason === 'destination_mismatch')).toHaveLength(1);
     const same = headersAnswer('10.0.0.1:8000, 10.0.0.2:8000', { dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '10.0.0.1:8000,10.0.0.2:8000' } }) });
     expect(answer(same).dropped.map((d) => d.reason)).not.toContain('destination_mismatch'); // the same entries, spaced differently
+    // The header's one endpoint first in a metadata list (override_host's failovers): consistent, kept as sent.
+    const failovers = headersAnswer('10.0.0.1:8000', { dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '10.0.0.1:8000,10.0.0.2:8000' } }) });
+    const kept = answer(failovers);
+    expect(kept.dropped.map((d) => d.reason)).not.toContain('destination_mismatch');
+    const longer = headersAnswer('10.0.0.1:800', { dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '10.0.0.1:8000' } }) });
+    expect(answer(longer).dropped.map((d) => d.reason)).toContain('destination_mismatch'); // not a prefix of its text: another endpoint
+    expect(fromStruct(decodeResponse(kept.msg).dynamic_metadata)).toEqual({ 'envoy.lb': { [DEST]: '10.0.0.1:8000,10.0.0.2:8000' } });
     const added = headersAnswer('10.0.0.1:8000,10.0.0.2:8000', { dynamic_metadata: toStruct({ 'envoy.lb': { other: 'x' } }) });
     expect(fromStruct(decodeResponse(answer(added).msg).dynamic_metadata)).toEqual({ 'envoy.lb': { other: 'x', [DEST]: '10.0.0.1:8000,10.0.0.2:8000' } });
   });
