@@ -238,9 +238,11 @@ function headerText(hv: Buffer): string {
   return findLast(hv, 0, hv.length, F.HEADER_VALUE) ? hv.toString('utf8', found.start, found.end) : '';
 }
 
-/** A destination option as every gateway reads it: the exact lower-case key, the value in raw_value. */
+const DESTINATION_KEY = Buffer.from(DESTINATION_ENDPOINT_HEADER, 'latin1');
+
+/** A destination option as every gateway reads it: the exact lower-case key, the value in raw_value (compared in place, no copy). */
 function canonicalDestination(hv: Buffer): boolean {
-  if (!findLast(hv, 0, hv.length, F.HEADER_KEY) || hv.toString('latin1', found.start, found.end) !== DESTINATION_ENDPOINT_HEADER) return false;
+  if (!findLast(hv, 0, hv.length, F.HEADER_KEY) || DESTINATION_KEY.compare(hv, found.start, found.end) !== 0) return false;
   return findLast(hv, 0, hv.length, F.HEADER_RAW_VALUE) && found.end > found.start;
 }
 
