@@ -68,7 +68,7 @@ export class RouterMetrics implements DataPathObserver {
   });
   private readonly eppAnswersGuarded = new Counter({
     name: 'mcip_epp_answer_violations_total',
-    help: 'EPP answers refused (destination_invalid, destination_denied, unsupported_answer: failed over) or trimmed (header_not_allowed, metadata_namespace: the rest relayed), by the EPP\'s cluster and reason.',
+    help: 'EPP answers refused (destination_invalid, destination_denied, unsupported_answer: failed over) or trimmed (header_not_allowed, metadata_namespace, mode_override, destination_mismatch: the rest relayed), by the EPP\'s cluster and reason.',
     labelNames: ['cluster', 'reason'] as const,
     registers: [this.registry],
   });

@@ -13,6 +13,13 @@
  * body and the response path keep their order rules except that response
  * headers need not come first. A message out of that order is a protocol
  * violation (INVALID_ARGUMENT naming it).
+ *
+ * A stream whose first message announces no processing mode (no
+ * protocol_config: Envoy before 1.34, or NGINX Gateway Fabric's one-shot
+ * client, which sends the whole body in one message) is not full duplex, and a
+ * body message there may be answered in either form: a plain body answer, or a
+ * streamed_response echo (stock EPPs echo every body so), whose piece with
+ * end_of_stream answers the message.
  */
 import { BodySendMode } from '../protocol/constants.js';
 import type { ProtocolConfiguration } from '../protocol/codec.js';
@@ -37,6 +44,8 @@ const RESPONSE_ENDED = 32;
 export class EnvoyLedger {
   readonly requestDuplex: boolean;
   readonly responseDuplex: boolean;
+  /** No protocol_config came: a body answer may be plain or a streamed_response echo. */
+  private readonly unannounced: boolean;
   /** Unanswered Envoy messages per phase (FULL_DUPLEX_STREAMED bodies: see the echo ledgers). */
   private readonly unanswered = [0, 0, 0, 0, 0, 0];
   private readonly requestEcho: EchoLedger | undefined;
@@ -60,6 +69,7 @@ export class EnvoyLedger {
     protocol: ProtocolConfiguration | null,
     private readonly held: HeldBytes | undefined,
   ) {
+    this.unannounced = protocol === null || protocol === undefined;
     this.requestDuplex = protocol?.request_body_mode === BodySendMode.FULL_DUPLEX_STREAMED;
     this.responseDuplex = protocol?.response_body_mode === BodySendMode.FULL_DUPLEX_STREAMED;
     if (this.requestDuplex) this.requestEcho = new EchoLedger();
@@ -152,7 +162,7 @@ export class EnvoyLedger {
       case 'request_headers':
         return this.answered(REQUEST_HEADERS);
       case 'request_body':
-        if (!this.requestEcho) return this.answered(REQUEST_BODY);
+        if (!this.requestEcho) return this.answeredBody(REQUEST_BODY, a);
         if (a.streamed) this.requestEcho.echoed(a.echoedBytes, a.endOfStream);
         this.countHeld();
         return;
@@ -161,7 +171,7 @@ export class EnvoyLedger {
       case 'response_headers':
         return this.answered(RESPONSE_HEADERS);
       case 'response_body':
-        if (!this.responseEcho) return this.answered(RESPONSE_BODY);
+        if (!this.responseEcho) return this.answeredBody(RESPONSE_BODY, a);
         if (a.streamed) this.responseEcho.echoed(a.echoedBytes, a.endOfStream);
         this.countHeld();
         return;
@@ -242,6 +252,11 @@ export class EnvoyLedger {
     if (this.unanswered[i]! > 0) this.unanswered[i]!--;
   }
 
+  /** A body answer outside full duplex: a streamed_response piece (no mode announced) answers its message with end_of_stream. */
+  private answeredBody(i: number, a: RelayableAnswer): void {
+    if (!a.streamed || a.endOfStream) this.answered(i);
+  }
+
   /**
    * A headers answer (phase `i`) with nothing to answer, or with CONTINUE_AND_REPLACE (`replaces`)
    * while body or trailers messages of its direction may be under way: Envoy then drops them and
@@ -266,7 +281,7 @@ export class EnvoyLedger {
     const name = PHASES[i]!.name;
     if (this.unanswered[i - 1]! > 0) return `${name} answer before the ${PHASES[i - 1]!.name} answer`;
     if (echo === undefined) {
-      if (streamed) return `${name} streamed_response outside FULL_DUPLEX_STREAMED`;
+      if (streamed && !this.unannounced) return `${name} streamed_response outside FULL_DUPLEX_STREAMED`;
       return this.unanswered[i]! > 0 ? undefined : `${name} answer with no ${name} message unanswered`;
     }
     if (!streamed) return `${name} answer that is not a streamed_response in FULL_DUPLEX_STREAMED`;

@@ -74,7 +74,10 @@ export class EppRelay implements Processor, AttemptOwner {
   endOfInput(): void {
     const p = this.phase;
     if (p.t === 'router') p.answers.endOfInput();
-    else if (p.t !== 'done') p.attempt.endInput();
+    else if (p.t !== 'done') {
+      p.attempt.endInput();
+      this.endIfAnswered();
+    }
   }
 
   /**
@@ -120,6 +123,7 @@ export class EppRelay implements Processor, AttemptOwner {
       p.silence.heard();
       this.writer.relay(answer);
     } else this.firstAnswer(p, answer);
+    this.endIfAnswered();
     return answer.case !== 'override_message_timeout';
   }
 
@@ -256,6 +260,22 @@ export class EppRelay implements Processor, AttemptOwner {
     this.leave({ t: 'router', answers });
     this.writer.answerPending(requestHeaders);
     if (this.writer.waits.inputEnded) answers.endOfInput();
+  }
+
+  /**
+   * Envoy half-closed and everything it sent is answered (or an immediate
+   * response ended processing): nothing more can be asked, so the stream ends
+   * with OK now rather than when the EPP ends its call. A client that reads
+   * until the stream ends (NGINX Gateway Fabric) is not left waiting on an EPP
+   * that keeps its call open; the EPP's half-closed call is released.
+   */
+  private endIfAnswered(): void {
+    const p = this.phase;
+    const waits = this.writer.waits;
+    if (p.t !== 'committed' || !waits.inputEnded || !(waits.immediate || !waits.pendingWork)) return;
+    this.leave(DONE);
+    p.attempt.release();
+    this.envoy.finish('relayed');
   }
 
   private end(outcome: StreamOutcome): void {

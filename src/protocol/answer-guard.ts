@@ -27,6 +27,8 @@ export type GuardReason =
   | 'unsupported_answer'
   /** A mode_override switching a body to a mode the relay cannot follow: dropped. */
   | 'mode_override'
+  /** envoy.lb metadata naming another destination than the header: replaced by the header's (destination-carriers.ts). */
+  | 'destination_mismatch'
   /** An answer to nothing Envoy waits for (out of order, a second answer, the wrong kind, empty): refused by the relay. */
   | 'spurious_answer';
 
@@ -114,6 +116,8 @@ export class GuardWalk implements FieldRewriter {
   /** The last envoy.lb entry of dynamic_metadata: its Struct (merged), and whether it sets the destination. */
   lbStruct: Buffer | undefined;
   lbHasDestination = false;
+  /** That entry's string (as Envoy parses it: '' for another kind). */
+  lbDestination = '';
 
   reset(rules: AnswerRules): void {
     this.rules = rules;
@@ -124,6 +128,7 @@ export class GuardWalk implements FieldRewriter {
     this.member = 0;
     this.lbStruct = undefined;
     this.lbHasDestination = false;
+    this.lbDestination = '';
   }
 
   findings(): readonly GuardFinding[] {
@@ -307,7 +312,8 @@ export class GuardWalk implements FieldRewriter {
       if (lastText(inner, F.ENTRY_KEY) === DESTINATION_ENDPOINT_HEADER) {
         this.lbHasDestination = true;
         const v = mergedLen(inner, 0, inner.length, F.ENTRY_VALUE);
-        this.checkDestination(v === undefined ? '' : valueString(v), `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER}`, Source.Metadata);
+        this.lbDestination = v === undefined ? '' : valueString(v);
+        this.checkDestination(this.lbDestination, `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER}`, Source.Metadata);
       }
       cursor.at = entryEnd;
     }

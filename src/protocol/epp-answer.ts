@@ -1,16 +1,17 @@
 /**
  * One EPP ProcessingResponse, read once: what it answers, the bytes to relay
- * (held to the member's rules, answer-guard.ts, and with a destination list
- * rewritten per `destinationHeader`), and what the relay's bookkeeping needs.
+ * (held to the member's rules, answer-guard.ts, with a destination list
+ * rewritten per `destinationHeader`, and a request headers answer's destination
+ * on both carriers, destination-carriers.ts), and what the relay's bookkeeping needs.
  */
 import { GuardWalk, Level, type AnswerRules, type GuardFinding } from './answer-guard.js';
 import type { ResponseCase } from './codec.js';
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE, ResponseStatus } from './constants.js';
 import { PHASE_BY_RESPONSE_FIELD } from './phases.js';
 import * as F from './response-fields.js';
-import { structEntry } from './router-metadata.js';
+import { carryDestination } from './destination-carriers.js';
 import { primaryEndpoint, type DestinationHeaderMode } from './responses.js';
-import { cursor, dropField, findLast, found, lenField, readBool, readInt32, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, WIRE_VARINT, type Rewrite } from './wire-walk.js';
+import { cursor, findLast, found, readBool, readInt32, readLenEnd, readTag, rewriteFields, skipValue, WIRE_LEN, WIRE_VARINT, type Rewrite } from './wire-walk.js';
 
 /** What an answer answers: a response member, or override_message_timeout (answers nothing, Envoy acts on it and reads nothing else of that message). */
 export type AnswerCase = Exclude<ResponseCase, 'none'> | 'override_message_timeout';
@@ -87,8 +88,8 @@ class AnswerReader extends GuardWalk {
   overridesTimeout = false;
   /** A mode_override was seen: the rules' verdict on it counts whatever the member. */
   overridesMode = false;
-  /** The destination list as the EPP sent it, once cut to its first entry in the header. */
-  list: string | undefined;
+  /** A request headers destination option that Envoy or a gateway would misread (only `value`, another key case) was dropped: written again (destination-carriers.ts). */
+  headerDropped = false;
   private primary: Buffer | undefined;
   private cutRaw = false;
   private cutValue = false;
@@ -109,7 +110,7 @@ class AnswerReader extends GuardWalk {
     this.commonStatus = undefined;
     this.status = undefined;
     this.retryAfter = undefined;
-    this.list = undefined;
+    this.headerDropped = false;
   }
 
   private clearStreamed(): void {
@@ -203,8 +204,12 @@ class AnswerReader extends GuardWalk {
   protected override keptSetHeader(buf: Buffer, start: number, end: number, hv: Buffer): Rewrite {
     if (this.member === F.IMMEDIATE_RESPONSE && this.key === 'retry-after') {
       this.retryAfter ??= headerText(hv);
-    } else if (this.member === F.REQUEST_HEADERS && this.primaryOnly && this.key === DESTINATION_ENDPOINT_HEADER) {
-      return this.cutDestination(buf, start, end, hv);
+    } else if (this.member === F.REQUEST_HEADERS && this.key === DESTINATION_ENDPOINT_HEADER) {
+      if (!canonicalDestination(hv)) {
+        this.headerDropped = true;
+        return null;
+      }
+      if (this.primaryOnly) return this.cutDestination(buf, start, end, hv);
     }
     return undefined;
   }
@@ -222,7 +227,6 @@ class AnswerReader extends GuardWalk {
     if (primary === undefined) return undefined;
     this.cutRaw = findLast(hv, 0, hv.length, F.HEADER_RAW_VALUE) && found.end > found.start;
     this.cutValue = findLast(hv, 0, hv.length, F.HEADER_VALUE) && found.end > found.start;
-    this.list ??= sent;
     this.primary = Buffer.from(primary, 'utf8');
     return rewriteFields(buf, start, end, this, ReaderLevel.DestinationOption);
   }
@@ -234,17 +238,12 @@ function headerText(hv: Buffer): string {
   return findLast(hv, 0, hv.length, F.HEADER_VALUE) ? hv.toString('utf8', found.start, found.end) : '';
 }
 
-/**
- * dynamic_metadata with envoy.lb/x-gateway-destination-endpoint set to `list`
- * unless the EPP set it: the envoy.lb Struct kept, the entry added (a later map
- * entry wins), as the only dynamic_metadata field.
- */
-function withListInMetadata(out: Buffer, reader: AnswerReader, list: string): Buffer {
-  if (reader.lbHasDestination) return out;
-  const entry = structEntry;
-  const listEntry = entry(DESTINATION_ENDPOINT_HEADER, lenField(F.STRING_VALUE, Buffer.from(list, 'utf8')));
-  const lb = lenField(F.STRUCT_VALUE, Buffer.concat([reader.lbStruct ?? Buffer.alloc(0), listEntry]));
-  return Buffer.concat([dropField(out, F.DYNAMIC_METADATA), lenField(F.DYNAMIC_METADATA, entry(LB_METADATA_NAMESPACE, lb))]);
+const DESTINATION_KEY = Buffer.from(DESTINATION_ENDPOINT_HEADER, 'latin1');
+
+/** A destination option as every gateway reads it: the exact lower-case key, the value in raw_value (compared in place, no copy). */
+function canonicalDestination(hv: Buffer): boolean {
+  if (!findLast(hv, 0, hv.length, F.HEADER_KEY) || DESTINATION_KEY.compare(hv, found.start, found.end) !== 0) return false;
+  return findLast(hv, 0, hv.length, F.HEADER_RAW_VALUE) && found.end > found.start;
 }
 
 const reader = new AnswerReader();
@@ -264,9 +263,18 @@ export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader
   const judged = reader.judged();
   if (judged && reader.refusal !== undefined) return { t: 'refused', refusal: reader.refusal };
   let out = msg;
+  let destination: string | undefined;
+  let dropped = judged ? reader.findings() : NOTHING_DROPPED;
   if (judged) {
     out = rewritten ?? msg;
-    if (reader.list !== undefined && c === 'request_headers') out = withListInMetadata(out, reader, reader.list);
+    destination = reader.destination;
+    if (c === 'request_headers') {
+      const metadata = reader.lbHasDestination ? reader.lbDestination : undefined;
+      const carried = carryDestination(out, { header: reader.destination, headerDropped: reader.headerDropped, metadata, lbStruct: reader.lbStruct, headerAllowed: rules.headers.has(DESTINATION_ENDPOINT_HEADER) }, destinationHeader);
+      out = carried.msg;
+      destination = carried.destination;
+      if (carried.mismatch !== undefined) dropped = [...dropped, carried.mismatch];
+    }
   }
   const member = c === 'override_message_timeout' ? 0 : reader.last;
   const streamed = isBody(member) && reader.streamed;
@@ -280,7 +288,7 @@ export function readEppAnswer(msg: Buffer, rules: AnswerRules, destinationHeader
     replaces: isHeaders(member) && reader.commonStatus === ResponseStatus.CONTINUE_AND_REPLACE,
     status: c === 'immediate_response' ? reader.status : undefined,
     retryAfter: c === 'immediate_response' ? reader.retryAfter : undefined,
-    destination: judged ? reader.destination : undefined,
-    dropped: judged ? reader.findings() : NOTHING_DROPPED,
+    destination,
+    dropped,
   };
 }

@@ -123,6 +123,37 @@ describe('EnvoyLedger', () => {
     expect(x.settled).toBe(false);
   });
 
+  it('no processing mode announced (a one-shot client): the body message is answered by a plain answer or by a streamed echo ending the body', () => {
+    const streamedEcho = new EnvoyLedger(null, undefined);
+    streamedEcho.fromEnvoy(envoyMsg(headersMsg({ protocol: null })));
+    streamedEcho.fromEnvoy(envoyMsg(bodyMsg('request_body', 'abcd', true)));
+    fromEpp(streamedEcho, destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    const piece = readEppAnswer(streamedBody('request_body', Buffer.from('ab'), false), RULES, 'list');
+    expect(piece.t === 'answer' && streamedEcho.misfit(piece)).toBeUndefined();
+    fromEpp(streamedEcho, streamedBody('request_body', Buffer.from('ab'), false));
+    expect(streamedEcho.settled).toBe(false);
+    fromEpp(streamedEcho, streamedBody('request_body', Buffer.from('cd'), true));
+    expect(streamedEcho.settled).toBe(true);
+    const late = readEppAnswer(streamedBody('request_body', Buffer.from('x'), true), RULES, 'list');
+    expect(late.t === 'answer' && streamedEcho.misfit(late)).toMatch(/no request_body message unanswered/);
+
+    const plain = new EnvoyLedger(null, undefined);
+    plain.fromEnvoy(envoyMsg(headersMsg({ protocol: null })));
+    plain.fromEnvoy(envoyMsg(bodyMsg('request_body', 'abcd', true)));
+    fromEpp(plain, destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    fromEpp(plain, encodeResponse({ request_body: {} }));
+    expect(plain.settled).toBe(true);
+  });
+
+  it('an announced mode other than full duplex still refuses a streamed echo', () => {
+    const x = new EnvoyLedger({ request_body_mode: 2, response_body_mode: 0, send_body_without_waiting_for_header_response: false }, undefined);
+    x.fromEnvoy(envoyMsg(headersMsg({ protocol: null })));
+    x.fromEnvoy(envoyMsg(bodyMsg('request_body', 'ab', true)));
+    fromEpp(x, destinationHeadersResponse('request_headers', '10.0.0.1:8000'));
+    const echo = readEppAnswer(streamedBody('request_body', Buffer.from('ab'), true), RULES, 'list');
+    expect(echo.t === 'answer' && x.misfit(echo)).toMatch(/streamed_response outside FULL_DUPLEX_STREAMED/);
+  });
+
   it('an immediate response is recorded', () => {
     const x = new EnvoyLedger(null, undefined);
     x.fromEnvoy(envoyMsg(headersMsg({ protocol: null })));

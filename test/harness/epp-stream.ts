@@ -104,6 +104,12 @@ export interface EppStreamHost {
   readonly hang: boolean;
   /** Keep streams open after the client's half-close (only a cancel ends them). */
   readonly ignoreHalfClose: boolean;
+  /**
+   * A stock llm-d EPP does not read protocol_config: it answers every stream as in full
+   * duplex (the request headers answer once the body ended, the body echoed as
+   * streamed_response), whatever mode the gateway announced.
+   */
+  readonly ignoresAnnouncedMode?: boolean;
   readonly crash: CrashMode | undefined;
   readonly responseHeaders: Record<string, string> | undefined;
   pick(ctx: PickContext): PickResult;
@@ -174,7 +180,7 @@ export class EppStream {
     this.record.received.push(m);
     this.host.onMessage(m.request);
     if (this.silent) return;
-    if (this.record.received.length === 1 && m.protocol_config) {
+    if (this.record.received.length === 1 && m.protocol_config && !this.host.ignoresAnnouncedMode) {
       this.reqMode = m.protocol_config.request_body_mode ?? BODY_MODE.NONE;
       this.respMode = m.protocol_config.response_body_mode ?? BODY_MODE.NONE;
     }

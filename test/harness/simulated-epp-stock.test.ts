@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parsePromText } from '../../src/signals/prom-text.js';
 import { runRequest } from './envoy-standin.js';
-import { HealthClient } from './protos.js';
+import { ExternalProcessorClient, HealthClient, type PbProcessingRequest, type PbProcessingResponse } from './protos.js';
 import { startSimulatedEpp, STOCK_HEALTH_SERVICES, type SimulatedEpp, type SimulatedEppOptions } from './simulated-epp.js';
 
 const EXT_PROC = 'envoy.service.ext_proc.v3.ExternalProcessor';
@@ -53,6 +53,33 @@ describe('simulated EPP, stock llm-d behaviour', () => {
     expect(await check(e.address, EXT_PROC)).toEqual({ code: grpc.status.UNIMPLEMENTED });
     expect(await check(e.address, '')).toEqual({ code: grpc.status.UNIMPLEMENTED });
     expect(await runRequest(e.address, { authority: 'a', path: '/v1/completions', body: '{"model":"m"}' })).toMatchObject({ outcome: 'forwarded' });
+  });
+
+  it.each([
+    ['BUFFERED', { request_body_mode: 2, response_body_mode: 2 }],
+    ['no mode announced', undefined],
+  ])('answers as in full duplex whatever the stream announces (%s): headers after the body, the body echoed as streamed_response', async (_what, protocol) => {
+    const stock = await epp({ stock: true });
+    const plain = await epp();
+    const answers = async (e: SimulatedEpp): Promise<PbProcessingResponse[]> => {
+      const client = new ExternalProcessorClient(e.address, grpc.credentials.createInsecure());
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const call = (client as any).Process() as grpc.ClientDuplexStream<PbProcessingRequest, PbProcessingResponse>;
+      const got: PbProcessingResponse[] = [];
+      call.on('data', (m: PbProcessingResponse) => got.push(m));
+      const ended = new Promise((r) => call.on('status', r));
+      call.on('error', () => undefined);
+      call.write({ request_headers: { headers: { headers: [{ key: ':path', raw_value: Buffer.from('/v1/completions') }] } }, ...(protocol ? { protocol_config: protocol } : {}) });
+      call.write({ request_body: { body: Buffer.from('{"model":"m"}'), end_of_stream: true } });
+      call.end();
+      await ended;
+      client.close();
+      return got;
+    };
+    const s = await answers(stock);
+    expect(s.map((m) => m.response)).toEqual(['request_headers', 'request_body']);
+    expect(s[1]!.request_body?.response?.body_mutation?.streamed_response?.end_of_stream).toBe(true);
+    if (protocol) expect((await answers(plain))[1]!.request_body?.response?.body_mutation?.streamed_response).toBeFalsy();
   });
 
   it('a separate health port answers the four names; unknown names NOT_FOUND; leader election gates all but liveness', async () => {

@@ -72,7 +72,8 @@ export interface SimulatedEppOptions {
   /** How many stream records to keep (default 200). */
   keepStreams?: number;
   /**
-   * Behave like a stock llm-d EPP: no Health on the ext_proc port (UNIMPLEMENTED), Health on a
+   * Behave like a stock llm-d EPP: every stream answered as in full duplex whatever mode is
+   * announced, no Health on the ext_proc port (UNIMPLEMENTED), Health on a
    * separate port (STOCK_HEALTH_SERVICES, leader election), metrics under llm_d_epp_* on
    * `metricsOrigin`/metrics, optionally token-protected. `health` still overrides single names.
    */
@@ -118,6 +119,7 @@ export interface SimulatedEpp {
   setImmediate(spec: ImmediateSpec | undefined): void;
   setDelayMs(ms: number): void;
   setHang(v: boolean): void;
+  setIgnoreHalfClose(v: boolean): void;
   setCrash(mode: CrashMode | undefined): void;
   setResponseHeaders(h: Record<string, string> | undefined): void;
   setHealth(service: string, status: ServingStatus): void;
@@ -174,6 +176,7 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
     get delayMs() { return o.delayMs ?? 0; },
     get hang() { return o.hang ?? false; },
     get ignoreHalfClose() { return o.ignoreHalfClose ?? false; },
+    ignoresAnnouncedMode: stock !== undefined,
     get crash() { return o.crash; },
     get responseHeaders() { return o.responseHeaders; },
     pick(ctx) {
@@ -292,6 +295,7 @@ export async function startSimulatedEpp(opts: SimulatedEppOptions): Promise<Simu
     setImmediate(spec) { o.immediate = spec; },
     setDelayMs(ms) { o.delayMs = ms; },
     setHang(v) { o.hang = v; },
+    setIgnoreHalfClose(v) { o.ignoreHalfClose = v; },
     setCrash(mode) { o.crash = mode; },
     setResponseHeaders(h) { o.responseHeaders = h; },
     setHealth,

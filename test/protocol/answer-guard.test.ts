@@ -86,7 +86,10 @@ describe('the answer rules', () => {
   });
 
   it('an answer with nothing to drop is returned as the same Buffer, unknown fields included', () => {
-    const known = encodeResponse({ request_headers: { response: { header_mutation: { set_headers: [headerOption(DEST, '10.0.0.1:8000')] } } } });
+    const known = encodeResponse({
+      request_headers: { response: { header_mutation: { set_headers: [headerOption(DEST, '10.0.0.1:8000')] } } },
+      dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '10.0.0.1:8000' } }),
+    });
     const unknown = Buffer.from(protobuf.Writer.create().uint32((99 << 3) | 2).bytes(Buffer.from('future')).finish());
     const msg = Buffer.concat([known, unknown]);
     const g = guardAnswer(msg, rules);

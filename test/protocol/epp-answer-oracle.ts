@@ -3,7 +3,9 @@
 // peekResponse, guardAnswer, decodeResponse, rewriteDestination and lastPathLength.
 import type { AnswerRules, GuardFinding } from '../../src/protocol/answer-guard.js';
 import { DESTINATION_ENDPOINT_HEADER, LB_METADATA_NAMESPACE } from '../../src/protocol/constants.js';
-import { decodeResponse } from '../../src/protocol/codec.js';
+import { decodeResponse, encodeResponse } from '../../src/protocol/codec.js';
+import { primaryEndpoint } from '../../src/protocol/responses.js';
+import { canonicalResponse } from './wire-canonical.js';
 import { peekResponse } from './epp-answer-oracle-peek.js';
 import type { AnswerCase, EppAnswer } from '../../src/protocol/epp-answer.js';
 import type { DestinationHeaderMode } from '../../src/protocol/responses.js';
@@ -245,6 +247,10 @@ export function oldReadEppAnswer(msg: Buffer, rules: AnswerRules, destinationHea
       }
     } else if (c === 'request_headers') {
       out = rewriteDestination(out, destinationHeader);
+      const carried = oracleCarry(out, destination, destinationHeader, rules);
+      out = carried.msg;
+      destination = carried.destination;
+      if (carried.mismatch) dropped = [...dropped, { reason: 'destination_mismatch', detail: carried.mismatch }];
     }
     let echoedBytes = 0;
     if (streamed) {
@@ -266,4 +272,45 @@ export function oldReadEppAnswer(msg: Buffer, rules: AnswerRules, destinationHea
   } catch (cause) {
     return { t: 'malformed', cause };
   }
+}
+
+/**
+ * The destination on both carriers (src/protocol/destination-carriers.ts), read
+ * from a full decode of the answer as Envoy merges it: non-canonical destination
+ * options (another key case, or no raw_value) removed and the destination written
+ * again last; envoy.lb set to the header's value (the metadata's when there is no
+ * header). Re-encoded only when something changes.
+ */
+function oracleCarry(out: Buffer, header: string | undefined, mode: DestinationHeaderMode, rules: AnswerRules): { msg: Buffer; destination: string | undefined; mismatch?: string } {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const d = decodeResponse(canonicalResponse(out)) as any;
+  const lbValue = d.dynamic_metadata?.fields?.[LB_METADATA_NAMESPACE];
+  const lbFields: Record<string, unknown> | undefined = lbValue?.structValue ? lbValue.structValue.fields : undefined;
+  const md = lbFields?.[DESTINATION_ENDPOINT_HEADER] as { stringValue?: string } | undefined;
+  const metadata = md === undefined ? undefined : (md.stringValue ?? '');
+  const full = header ?? metadata;
+  if (full === undefined) return { msg: out, destination: undefined };
+  const hm = d.request_headers?.response?.header_mutation;
+  const options: { header?: { key: string; raw_value?: Uint8Array } }[] = hm?.set_headers ?? [];
+  const isDest = (o: (typeof options)[number]) => (o.header?.key ?? '').toLowerCase() === DESTINATION_ENDPOINT_HEADER;
+  const canonical = (o: (typeof options)[number]) => o.header?.key === DESTINATION_ENDPOINT_HEADER && (o.header.raw_value?.length ?? 0) > 0;
+  const dropped = options.some((o) => isDest(o) && !canonical(o));
+  const addHeader = (header === undefined || dropped) && rules.headers.has(DESTINATION_ENDPOINT_HEADER);
+  const spacedOut = (v: string) => v.split(',').map((x) => x.trim()).join(',');
+  const consistent = (m: string, h: string) => spacedOut(m) === spacedOut(h) || (!spacedOut(h).includes(',') && spacedOut(m).split(',')[0] === spacedOut(h) && spacedOut(m).includes(','));
+  const setMetadata = metadata !== full && (metadata === undefined || !consistent(metadata, full));
+  if (!addHeader && !dropped && !setMetadata) return { msg: out, destination: full };
+  if (addHeader || dropped) {
+    d.request_headers.response ??= {};
+    const mutation = (d.request_headers.response.header_mutation ??= { set_headers: [], remove_headers: [] });
+    mutation.set_headers = options.filter((o) => !isDest(o) || canonical(o));
+    const value = mode === 'primary' ? (primaryEndpoint(full) ?? full.trim()) : full;
+    if (addHeader) mutation.set_headers.push({ header: { key: DESTINATION_ENDPOINT_HEADER, raw_value: Buffer.from(value) }, append: { value: false } });
+  }
+  if (setMetadata) {
+    d.dynamic_metadata ??= { fields: {} };
+    d.dynamic_metadata.fields[LB_METADATA_NAMESPACE] = { structValue: { fields: { ...(lbFields ?? {}), [DESTINATION_ENDPOINT_HEADER]: { stringValue: full } } } };
+  }
+  const mismatch = setMetadata && metadata !== undefined ? `dynamic_metadata ${LB_METADATA_NAMESPACE}/${DESTINATION_ENDPOINT_HEADER} "${metadata}" differs from the header "${full}": set to the header's` : undefined;
+  return { msg: encodeResponse(d), destination: full, ...(mismatch ? { mismatch } : {}) };
 }

@@ -134,7 +134,9 @@ describe('readEppAnswer: headers answers', () => {
     expect(out.request_headers!.response!.header_mutation!.set_headers[0]!.header!.raw_value.toString()).toBe('10.0.0.1:8000');
     expect(fromStruct(out.dynamic_metadata)).toEqual({ 'envoy.lb': { [DEST]: '10.0.0.1:8000, 10.0.0.2:8000' } });
     expect(a.msg.includes(UNKNOWN)).toBe(true);
-    expect(answer(msg, 'list').msg).toBe(msg);
+    const listed = answer(msg, 'list');
+    expect(listed.msg.subarray(0, msg.length).equals(msg)).toBe(true); // relayed as sent, envoy.lb added after it
+    expect(fromStruct(decodeResponse(listed.msg).dynamic_metadata)).toEqual({ 'envoy.lb': { [DEST]: '10.0.0.1:8000, 10.0.0.2:8000' } });
   });
 
   it('primary: a list in an earlier occurrence of the option header that a later one overwrites never reaches envoy.lb', () => {
@@ -146,7 +148,7 @@ describe('readEppAnswer: headers answers', () => {
     const a = answer(fld(1, fld(1, fld(2, option))));
     expect(a.destination).toBe('10.0.0.1:8000');
     const out = decodeResponse(a.msg);
-    expect(out.dynamic_metadata).toBeFalsy();
+    expect(fromStruct(out.dynamic_metadata)).toEqual({ 'envoy.lb': { [DEST]: '10.0.0.1:8000' } });
     expect(a.msg.includes(Buffer.from('1.2.3.4:80,5.6.7.8:80'))).toBe(true); // kept, and overwritten by Envoy's merge
   });
 
@@ -161,10 +163,20 @@ describe('readEppAnswer: headers answers', () => {
     expect(a.msg.includes(Buffer.from('10.0.0.1:8000'))).toBe(false);
   });
 
-  it('primary: envoy.lb keeps what the EPP set there, and the rest of its Struct', () => {
+  it("envoy.lb naming another destination than the header gets the header's, reported; the rest of its Struct stays", () => {
     const msg = headersAnswer('10.0.0.1:8000,10.0.0.2:8000', { dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '10.0.0.2:8000', other: 'x' } }) });
-    const out = decodeResponse(answer(msg).msg);
-    expect(fromStruct(out.dynamic_metadata)).toEqual({ 'envoy.lb': { [DEST]: '10.0.0.2:8000', other: 'x' } });
+    const a = answer(msg);
+    expect(fromStruct(decodeResponse(a.msg).dynamic_metadata)).toEqual({ 'envoy.lb': { [DEST]: '10.0.0.1:8000,10.0.0.2:8000', other: 'x' } });
+    expect(a.dropped.filter((d) => d.reason === 'destination_mismatch')).toHaveLength(1);
+    const same = headersAnswer('10.0.0.1:8000, 10.0.0.2:8000', { dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '10.0.0.1:8000,10.0.0.2:8000' } }) });
+    expect(answer(same).dropped.map((d) => d.reason)).not.toContain('destination_mismatch'); // the same entries, spaced differently
+    // The header's one endpoint first in a metadata list (override_host's failovers): consistent, kept as sent.
+    const failovers = headersAnswer('10.0.0.1:8000', { dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '10.0.0.1:8000,10.0.0.2:8000' } }) });
+    const kept = answer(failovers);
+    expect(kept.dropped.map((d) => d.reason)).not.toContain('destination_mismatch');
+    const longer = headersAnswer('10.0.0.1:800', { dynamic_metadata: toStruct({ 'envoy.lb': { [DEST]: '10.0.0.1:8000' } }) });
+    expect(answer(longer).dropped.map((d) => d.reason)).toContain('destination_mismatch'); // not a prefix of its text: another endpoint
+    expect(fromStruct(decodeResponse(kept.msg).dynamic_metadata)).toEqual({ 'envoy.lb': { [DEST]: '10.0.0.1:8000,10.0.0.2:8000' } });
     const added = headersAnswer('10.0.0.1:8000,10.0.0.2:8000', { dynamic_metadata: toStruct({ 'envoy.lb': { other: 'x' } }) });
     expect(fromStruct(decodeResponse(answer(added).msg).dynamic_metadata)).toEqual({ 'envoy.lb': { other: 'x', [DEST]: '10.0.0.1:8000,10.0.0.2:8000' } });
   });

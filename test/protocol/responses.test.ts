@@ -15,6 +15,7 @@ import {
 } from '../../src/protocol/responses.js';
 import { fromStruct } from '../../src/protocol/struct.js';
 import { readEppAnswer } from '../../src/protocol/epp-answer.js';
+import { canonicalResponse } from './wire-canonical.js';
 import { dropField } from '../../src/protocol/wire-walk.js';
 
 const DEST = 'x-gateway-destination-endpoint';
@@ -190,17 +191,23 @@ describe('a destination list in an EPP answer (readEppAnswer)', () => {
     });
   });
 
-  it('rewrites a value-only header in value, and an upper-case key', () => {
+  it('a value-only header, or another key case, is written again as the lower-case key in raw_value (the first entry in primary mode)', () => {
     const before = eppResponse(null, { key: 'X-Gateway-Destination-Endpoint', value: '10.0.0.3:80, 10.0.0.4:80' } as never);
-    const h = decodeResponse(rewriteDestination(before, 'primary')).request_headers!.response!.header_mutation!.set_headers[1]!.header!;
-    expect(h.value).toBe('10.0.0.3:80');
-    expect(h.raw_value.length).toBe(0);
+    // Envoy merges the appended option into the answer's header mutation (as canonicalResponse does).
+    const set = decodeResponse(canonicalResponse(rewriteDestination(before, 'primary'))).request_headers!.response!.header_mutation!.set_headers;
+    expect(set.map((o) => o.header!.key)).toEqual(['x-other', DEST]);
+    expect(set[1]!.header!.raw_value.toString()).toBe('10.0.0.3:80');
+    expect(set[1]!.header!.value).toBe('');
+    expect(set[1]!.append?.value).toBe(false);
+    const listed = decodeResponse(canonicalResponse(rewriteDestination(before, 'list'))).request_headers!.response!.header_mutation!.set_headers;
+    expect(listed[1]!.header!.raw_value.toString()).toBe('10.0.0.3:80, 10.0.0.4:80');
   });
 
   it('returns the input itself when there is nothing to rewrite', () => {
-    const single = eppResponse(null, { key: DEST, raw_value: raw('10.0.0.1:8000') });
+    const lb = (v: string) => ({ fields: { 'envoy.lb': { structValue: { fields: { [DEST]: { stringValue: v } } } } } });
+    const single = eppResponse(lb('10.0.0.1:8000'), { key: DEST, raw_value: raw('10.0.0.1:8000') });
     expect(rewriteDestination(single, 'primary')).toBe(single);
-    const list = eppResponse(null);
+    const list = eppResponse(lb('10.0.0.1:8000,10.0.0.2:8000'));
     expect(rewriteDestination(list, 'list')).toBe(list);
     const immediate = immediateResponse({ status: 503 });
     expect(rewriteDestination(immediate, 'primary')).toBe(immediate);

@@ -98,7 +98,9 @@ export function createNgfGateway(cfg: NgfConfig): NgfGateway {
         call.on('data', (m: PbProcessingResponse) => {
           received.push(m);
           if (m.response === 'immediate_response') {
+            // The shim answers njs with that status at once and closes its connection.
             error ??= `immediate response ${m.immediate_response?.status?.code ?? 0}`;
+            resolve({ picked: '', error });
             return;
           }
           for (const h of m.request_headers?.response?.header_mutation?.set_headers ?? []) {

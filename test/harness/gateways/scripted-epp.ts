@@ -67,7 +67,8 @@ export function pickAnswer(a: PickAnswer): PbProcessingResponse {
 export function pickingScript(pick: () => PickAnswer): Script {
   let fullDuplex = false;
   return (m) => {
-    if (m.protocol_config) fullDuplex = m.protocol_config.request_body_mode === 4;
+    // The stream's first message tells its mode; none announced (a one-shot client) is not full duplex.
+    if (m.request === 'request_headers') fullDuplex = m.protocol_config?.request_body_mode === 4;
     switch (m.request) {
       case 'request_headers':
         return m.request_headers?.end_of_stream || !fullDuplex ? [pickAnswer(pick())] : [];
