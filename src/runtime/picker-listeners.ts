@@ -38,12 +38,12 @@ function joinHostPort(host: string, port: number): string {
 
 /**
  * How relay answers are made: this pod's relay address (POD_IP) and the signer of
- * endpointPicker.relay.keyFile. Throws a startup error when `first` holds a relay pool
+ * endpointPicker.relay.keyFile (`podIpEnv`: the POD_IP environment variable). Throws a startup error when `first` holds a relay pool
  * without them; a relay pool that appears later without them gets its requests refused.
  */
-export function relayAnswering(config: RouterConfig, files: CredentialFiles, logger: Logger, env: NodeJS.ProcessEnv, first: RoutingSnapshot | undefined): RelayAnswering {
+export function relayAnswering(config: RouterConfig, files: CredentialFiles, logger: Logger, podIpEnv: string | undefined, first: RoutingSnapshot | undefined): RelayAnswering {
   const relay = config.endpointPicker.relay;
-  const podIp = env.POD_IP?.trim();
+  const podIp = podIpEnv?.trim();
   const relayPools = [...(first?.pickerPools?.values() ?? [])].filter((p) => p.answer === 'relay').map((p) => `${p.pool.namespace}/${p.pool.name}`);
   if (relayPools.length > 0 && !podIp) {
     throw new Error(`multi-cluster InferencePool ${relayPools.join(', ')} asks for relay answers, but the POD_IP environment variable is not set (set it from the downward API: status.podIP)`);

@@ -158,7 +158,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   let extProcAddress: string;
   try {
     extProcAddress = await extProc.bind(config.listen.extProc);
-    pickers = await startPickerListeners(config, extProcDeps, relayAnswering(config, credentialFiles, logger, process.env, first));
+    pickers = await startPickerListeners(config, extProcDeps, relayAnswering(config, credentialFiles, logger, process.env.POD_IP, first));
     extProc.setServing(true);
     pickers.setServing(true);
     const debugRoutes: Record<string, AdminHandler> = {
