@@ -18,14 +18,21 @@ interface KnownController {
   readonly gateway: string;
   /** Why a direct answer cannot work with it (undefined: direct answers are followed). */
   readonly needsRelay?: string;
+  /** Why a relay answer cannot work with it (undefined: it forwards the relay token). */
+  readonly needsDirect?: string;
 }
 
 /** Gateway controllers (GatewayClass spec.controllerName) whose handling of a picker's answer is known. */
 export const KNOWN_CONTROLLERS: Readonly<Record<string, KnownController>> = {
   'istio.io/gateway-controller': { gateway: 'Istio', needsRelay: 'its override_host load balancing skips a destination that is not one of the pool\'s pods and round-robins to a pool pod instead' },
   'agentgateway.dev/agentgateway': { gateway: 'agentgateway', needsRelay: 'it validates the destination against the pool\'s pods and answers 503 for any other' },
+  // agentgateway as kgateway 2.1 installs it (its own GatewayClass controller name).
+  'kgateway.dev/agentgateway': { gateway: 'agentgateway (kgateway)', needsRelay: 'it validates the destination against the pool\'s pods and answers 503 for any other' },
   'kgateway.dev/kgateway': { gateway: 'kgateway', needsRelay: 'its subset load balancing falls back to any pool pod for a destination that is not one of them' },
-  'gateway.nginx.org/nginx-gateway-controller': { gateway: 'NGINX Gateway Fabric' },
+  'gateway.nginx.org/nginx-gateway-controller': {
+    gateway: 'NGINX Gateway Fabric',
+    needsDirect: 'it copies only the destination header of the answer into its request, so the relay never sees the token and refuses every request',
+  },
   'gateway.envoyproxy.io/gatewayclass-controller': { gateway: 'Envoy AI Gateway' },
 };
 
@@ -157,10 +164,14 @@ function detectGateways(ctx: BuildContext, pool: InferencePool, answer: PickerAn
       refuse(pool, ANSWER_PATH, 'DirectAnswerMisroutes', `Gateway ${key} (GatewayClass ${cls.metadata.name}, controller ${controller}: ${known.gateway}) needs relay answers: ${known.needsRelay}; set ${ANSWER_ANNOTATION}: relay`);
       return undefined;
     }
+    if (known?.needsDirect !== undefined && answer === 'relay') {
+      refuse(pool, ANSWER_PATH, 'RelayAnswerDropped', `Gateway ${key} (GatewayClass ${cls.metadata.name}, controller ${controller}: ${known.gateway}) needs direct answers: ${known.needsDirect}; set ${ANSWER_ANNOTATION}: direct`);
+      return undefined;
+    }
     if (known === undefined) {
       ctx.diagnostics.add({ severity: 'info', subject, path, reason: 'GatewayControllerUnknown', message: `Gateway ${key} runs controller ${controller}, whose handling of a picker's destination is not known to the router; "${answer}" answers are not checked against it` });
     } else if (controller === 'gateway.nginx.org/nginx-gateway-controller' && answer === 'direct' && ctx.mode === 'Parent') {
-      ctx.diagnostics.add({ severity: 'warning', subject, path: ANSWER_PATH, reason: 'DirectAnswerPlaintext', message: `Gateway ${key} (NGINX Gateway Fabric) proxies to a direct answer over plain HTTP: in Parent mode the remote gateways are reached without TLS; use ${ANSWER_ANNOTATION}: relay for TLS to them` });
+      ctx.diagnostics.add({ severity: 'warning', subject, path: ANSWER_PATH, reason: 'DirectAnswerPlaintext', message: `Gateway ${key} (NGINX Gateway Fabric) proxies to a direct answer over plain HTTP: in Parent mode the remote gateways are reached without TLS (relay answers, which would carry TLS, do not work behind it)` });
     } else if (controller === 'gateway.envoyproxy.io/gatewayclass-controller' && pool.spec.endpointPickerRef!.failureMode === 'FailOpen') {
       ctx.diagnostics.add({ severity: 'warning', subject, path: 'spec.endpointPickerRef.failureMode', reason: 'FailOpenIgnored', message: `Gateway ${key} (Envoy AI Gateway) always fails closed: failureMode FailOpen has no effect when the router cannot be reached` });
     }

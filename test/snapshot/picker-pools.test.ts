@@ -114,6 +114,7 @@ describe('multi-cluster pools (the Endpoint Picker role)', () => {
     ['istio.io/gateway-controller', 'Istio'],
     ['agentgateway.dev/agentgateway', 'agentgateway'],
     ['kgateway.dev/kgateway', 'kgateway'],
+    ['kgateway.dev/agentgateway', 'agentgateway (kgateway)'],
   ])('refuses a direct answer to a gateway of %s (it needs a relay); a relay answer to it serves', (controller, name) => {
     const objects = [gatewayClass('cls', controller), gatewayOf('gw', 'cls')];
     const direct = run(pickerConfig(), [...objects, mcPool('p', 9100, { [BACKENDS]: 'InferencePool/llm' }, { parents: ['gw'] })]);
@@ -123,6 +124,18 @@ describe('multi-cluster pools (the Endpoint Picker role)', () => {
     expect(d.message).toContain(`Gateway ${NS}/gw (GatewayClass cls, controller ${controller}: ${name})`);
     const relay = run(pickerConfig(), [...objects, mcPool('p', 9100, { [BACKENDS]: 'InferencePool/llm', [ANSWER]: 'relay' }, { parents: ['gw'], targetPorts: [8443] })]);
     expect(relay.snapshot.pickerPools?.get(9100)?.gateways).toEqual([{ gateway: `${NS}/gw`, controller }]);
+  });
+
+  it('refuses a relay answer to NGINX Gateway Fabric (it drops the token); a direct answer to it serves', () => {
+    const controller = 'gateway.nginx.org/nginx-gateway-controller';
+    const objects = [gatewayClass('ngf', controller), gatewayOf('gw', 'ngf')];
+    const relay = run(pickerConfig(), [...objects, mcPool('p', 9100, { [BACKENDS]: 'InferencePool/llm', [ANSWER]: 'relay' }, { parents: ['gw'], targetPorts: [8443] })]);
+    expect(relay.snapshot.pickerPools).toBeUndefined();
+    const d = relay.diagnostics.find((x) => x.reason === 'RelayAnswerDropped')!;
+    expect(d).toMatchObject({ severity: 'error', subject: `${LOCAL}: InferencePool ${NS}/p`, path: `metadata.annotations["${ANSWER}"]` });
+    expect(d.message).toContain(`controller ${controller}: NGINX Gateway Fabric`);
+    const direct = run(pickerConfig(), [...objects, mcPool('p', 9100, { [BACKENDS]: 'InferencePool/llm', [ANSWER]: 'direct' }, { parents: ['gw'] })]);
+    expect(direct.snapshot.pickerPools?.get(9100)?.gateways).toEqual([{ gateway: `${NS}/gw`, controller }]);
   });
 
   it('lets direct answers go to gateways that follow any address, and says when it cannot tell', () => {
