@@ -12,6 +12,7 @@ import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js
 import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
 import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
 import { tracingSchema } from './tracing-schema.js';
+import { relaySchema } from './relay-schema.js';
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
@@ -21,6 +22,7 @@ export * from './kubernetes-schema.js';
 export * from './limits-schema.js';
 export * from './signals-schema.js';
 export * from './tracing-schema.js';
+export * from './relay-schema.js';
 
 const MIB = 1024 * 1024;
 
@@ -151,6 +153,11 @@ export const routerConfigSchema = z
         admin: listenAddress.default('127.0.0.1:9901'),
         /** A separate listener for /debug/* only; loopback unless admin.exposeDebug. */
         debug: listenAddress.optional(),
+        /**
+         * The relay's token verifier: the ext_proc server the relay listener of this pod's Envoy
+         * (envoy/relay.yaml) calls; needs endpointPicker.relay. Loopback: only that Envoy calls it.
+         */
+        relay: listenAddress.optional(),
       })
       .prefault({}),
     /** Admin HTTP server: connection bounds (limits-schema.ts) and where /debug/* may be served. */
@@ -223,6 +230,8 @@ export const routerConfigSchema = z
       })
       .prefault({}),
     picker: pickerSchema.prefault({}),
+    /** The Endpoint Picker role: here only its relay settings (relay-schema.ts). */
+    endpointPicker: z.strictObject({ relay: relaySchema.optional() }).optional(),
     /** OpenTelemetry traces of the data path (OTLP); off unless an endpoint is configured here or in OTEL_* variables. */
     tracing: tracingSchema.prefault({}),
     log: z
@@ -258,6 +267,9 @@ export const routerConfigSchema = z
       const debug = cfg.listen?.debug;
       if (typeof debug === 'string' && cfg.admin?.exposeDebug !== true && !isLoopbackListen(debug)) {
         ctx.addIssue({ code: 'custom', path: ['listen', 'debug'], message: `"${debug}" is not a loopback address; /debug/* is unauthenticated: set admin.exposeDebug: true to serve it there` });
+      }
+      if (typeof cfg.listen?.relay === 'string' && cfg.endpointPicker?.relay === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['listen', 'relay'], message: 'the relay verifier (listen.relay) needs endpointPicker.relay: its keyFile holds the keys tokens are verified with' });
       }
       if (typeof cfg.clusterName === 'string' && names.size > 0 && !names.has(cfg.clusterName)) {
         ctx.addIssue({

@@ -18,6 +18,7 @@ import { EppClientPool } from '../transport/epp-client.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
 import { MemberAnswerRules } from '../config/answer-rules.js';
 import { createExtProcServer } from '../extproc/server.js';
+import { createRelayServer, type RelayServer } from '../relay/relay-server.js';
 import type { RandomSource } from '../picker/types.js';
 import { explainPickQuery } from '../picker/explain.js';
 import { SignalStore } from '../signals/index.js';
@@ -41,6 +42,8 @@ export interface RouterHandle {
   readonly adminAddress: string;
   /** The separate /debug/* listener (listen.debug), when configured. */
   readonly debugAddress?: string;
+  /** The relay verifier (listen.relay), when configured. */
+  readonly relayAddress?: string;
   readonly store: SnapshotStore;
   readonly metrics: RouterMetrics;
   readonly signals: SignalStore;
@@ -150,10 +153,27 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   let draining = false;
   let admin: AdminServer | undefined;
   let debug: AdminServer | undefined;
+  let relay: RelayServer | undefined;
+  let relayAddress: string | undefined;
   let extProcAddress: string;
   try {
     extProcAddress = await extProc.bind(config.listen.extProc);
     extProc.setServing(true);
+    const relayConfig = config.endpointPicker?.relay;
+    if (config.listen.relay !== undefined && relayConfig !== undefined) {
+      // The relay listener of this pod's Envoy asks here whether to forward a request (src/relay/).
+      relay = createRelayServer({
+        relay: relayConfig,
+        files: credentialFiles,
+        snapshot: () => store.snapshot(),
+        rules: answerRules,
+        registry: metrics.registry,
+        logger: logger.child({ component: 'relay' }),
+        maxMessageBytes: config.extProc.maxMessageBytes,
+      });
+      relayAddress = await relay.bind(config.listen.relay);
+      relay.setServing(true);
+    }
     const debugRoutes: Record<string, AdminHandler> = {
       '/debug/build': () => json(200, buildInfo()),
       '/debug/pick': (url) => {
@@ -203,6 +223,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     if (placement.listen !== undefined) debug = await startAdminServer(placement.listen, { ...adminDeps, routes: debugRoutes });
   } catch (err) {
     await admin?.close();
+    await relay?.close();
     await extProc.close();
     credentialFiles.close();
     await controller?.stop();
@@ -217,6 +238,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   logger.info(
     {
       extProc: extProcAddress,
+      ...(relayAddress ? { relay: relayAddress } : {}),
       admin: admin.address,
       ...(debug ? { debug: debug.address } : {}),
       cluster: config.clusterName,
@@ -230,13 +252,15 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   let shuttingDown: Promise<void> | undefined;
   const adminServer = admin;
   const debugServer = debug;
+  const relayServer = relay;
   const shutdown = (): Promise<void> => {
     shuttingDown ??= (async () => {
       draining = true;
       extProc.setServing(false);
+      relayServer?.setServing(false);
       const inFlight = extProc.activeStreams();
       logger.info({ inFlight, timeoutMs: config.extProc.drainTimeoutMs }, 'draining ext_proc streams');
-      await extProc.drain(config.extProc.drainTimeoutMs);
+      await Promise.all([extProc.drain(config.extProc.drainTimeoutMs), relayServer?.drain(config.extProc.drainTimeoutMs)]);
       await controller?.stop();
       await exporter?.stop();
       await sources.stop();
@@ -256,6 +280,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     extProcAddress,
     adminAddress: admin.address,
     ...(debug ? { debugAddress: debug.address } : {}),
+    ...(relayAddress ? { relayAddress } : {}),
     store,
     metrics,
     signals,
