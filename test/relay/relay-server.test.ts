@@ -23,7 +23,8 @@ import { pickingScript, startScriptedEpp, type ScriptedEpp } from '../harness/ga
 import { createValidatedGateway } from '../harness/gateways/validated.js';
 import type { HeaderList } from '../harness/headers.js';
 import { forwardHttp } from '../harness/http-upstream.js';
-import { startRelayStandin, type RelayStandin } from '../harness/relay-standin.js';
+import { createEnvoyStandin } from '../harness/envoy-standin.js';
+import { RELAY_FILTER, startRelayStandin, type RelayStandin } from '../harness/relay-standin.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTestCa, type TestCa } from '../helpers/pki.js';
 
@@ -214,6 +215,19 @@ describe('relay: not an open proxy (403, the target untouched)', () => {
       return { status: r.status, body: JSON.parse(String(r.response.body)) };
     });
     gw.close();
+  });
+});
+
+describe('relay verifier: fails closed', () => {
+  it('a relay Envoy that sends the request body too gets no forward: the stream fails, Envoy answers 500', async () => {
+    const envoy = createEnvoyStandin(router.relayAddress!);
+    const before = endpoint.connections;
+    const token = signer.sign({ target: endpoint.address, kind: 'endpoint', cluster: 'cluster-b' }, Date.now());
+    const r = await envoy.run({ ...completion, headers: { [RELAY_TOKEN_HEADER]: token } }, { ...RELAY_FILTER, requestBodyMode: 'BUFFERED' });
+    envoy.close();
+    expect(r.status).toBe(500);
+    expect(r.messages.find((m) => m.dir === 'end')).toMatchObject({ grpcCode: 3, grpcDetails: expect.stringContaining('request headers only') });
+    expect(endpoint.connections).toBe(before);
   });
 });
 
