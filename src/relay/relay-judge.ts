@@ -69,10 +69,22 @@ export function judgeRelayRequest(token: string | undefined, nowMs: number, deps
 const STRIP = encodeRequestHeaderMutation({ set: [], add: [], remove: [RELAY_TOKEN_HEADER, DESTINATION_KIND_HEADER] });
 const PARENT: Readonly<Record<string, string>> = Object.freeze({ [DESTINATION_KIND_HEADER]: DESTINATION_KIND_PARENT });
 
+/** Answers by kind and target: the targets are a few pods and gateways, each seen on many requests. */
+const answers = new Map<string, Buffer>();
+/** Past this many distinct targets the remembered answers start over (bounded memory). */
+export const ANSWER_CACHE_SIZE = 4096;
+
 /** The request headers answer sending the request to the claim's target (x-mcip-destination-kind: parent for a parent). */
 export function relayForwardAnswer(claim: RelayClaim): Buffer {
-  const answer = destinationHeadersResponse('request_headers', claim.target, claim.kind === 'parent' ? { extraHeaders: PARENT } : {});
-  return withRequestHeaderMutation(answer, STRIP);
+  const key = `${claim.kind} ${claim.target}`;
+  let answer = answers.get(key);
+  if (answer === undefined) {
+    const headers = destinationHeadersResponse('request_headers', claim.target, claim.kind === 'parent' ? { extraHeaders: PARENT } : {});
+    answer = withRequestHeaderMutation(headers, STRIP);
+    if (answers.size >= ANSWER_CACHE_SIZE) answers.clear();
+    answers.set(key, answer);
+  }
+  return answer;
 }
 
 /** The immediate 403 a refused request gets; its body names the reason. */
