@@ -144,7 +144,8 @@ function micro(key: Buffer, n: number): void {
   log(`micro: sign ${signUs.toFixed(1)} µs/token; judge + answer ${((u.user + u.system) / n).toFixed(1)} µs/request (${forwarded}/${n} forwarded)`);
 }
 
-async function exchange(key: Buffer, keyFile: string, measureMs: number, concurrency: number): Promise<void> {
+/** The relay verifier on a loopback port, over the fake snapshot, its keys from `keyFile`. */
+async function startVerifier(keyFile: string): Promise<{ address: string; stop(): Promise<void> }> {
   const files = new CredentialFiles({ pollIntervalMs: 0 });
   const server = createRelayServer({
     relay: relaySchema.parse({ keyFile, maxNonces: 10_000_000 }),
@@ -157,6 +158,17 @@ async function exchange(key: Buffer, keyFile: string, measureMs: number, concurr
   });
   const address = await server.bind('127.0.0.1:0');
   server.setServing(true);
+  return {
+    address,
+    async stop() {
+      await server.close();
+      files.close();
+    },
+  };
+}
+
+async function exchange(key: Buffer, keyFile: string, measureMs: number, concurrency: number): Promise<void> {
+  const { address, stop } = await startVerifier(keyFile);
   const c = fork(process.argv[1]!, ['--child', address, '--key', key.toString('base64'), '--concurrency', String(concurrency)], { execArgv: process.execArgv });
   const reply = () => new Promise<{ exchanges: number; failures: number }>((r) => c.once('message', r));
   await reply(); // ready
@@ -176,32 +188,18 @@ async function exchange(key: Buffer, keyFile: string, measureMs: number, concurr
     `exchange: ${n} exchanges (${after.failures} failed) in ${secs.toFixed(1)} s at ${concurrency} streams = ${(n / secs).toFixed(0)}/s; ` +
       `verifier CPU ${((cpu.user + cpu.system) / n).toFixed(1)} µs/exchange (gRPC over HTTP/2 included)`,
   );
-  await server.close();
-  files.close();
+  await stop();
 }
 
-async function latency(key: Buffer, requests: number): Promise<void> {
+async function latency(key: Buffer, keyFile: string, requests: number): Promise<void> {
   const target = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.end('{"choices":[]}'));
   });
   await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
   const targetAddress = `127.0.0.1:${(target.address() as AddressInfo).port}`;
-  const dir = mkdtempSync(join(tmpdir(), 'relay-hop-'));
-  writeFileSync(join(dir, 'key'), `${key.toString('base64')}\n`);
-  const files = new CredentialFiles({ pollIntervalMs: 0 });
-  const verifier = createRelayServer({
-    relay: relaySchema.parse({ keyFile: join(dir, 'key') }),
-    files,
-    snapshot: () => fakeSnapshot,
-    rules,
-    registry: new Registry(),
-    logger: pino({ level: 'silent' }),
-    maxMessageBytes: 16 * 1024 * 1024,
-  });
-  const verifierAddress = await verifier.bind('127.0.0.1:0');
-  verifier.setServing(true);
-  const relay = await startRelayStandin({ verifier: verifierAddress });
+  const verifier = await startVerifier(keyFile);
+  const relay = await startRelayStandin({ verifier: verifier.address });
   const signer = new RelaySigner(() => ({ keys: [key] }), 10_000);
   const claim: RelayClaim = { target: targetAddress, kind: 'endpoint', cluster: 'cluster-b' };
   let answer: () => PickAnswer = () => ({ header: targetAddress, metadata: targetAddress });
@@ -231,8 +229,7 @@ async function latency(key: Buffer, requests: number): Promise<void> {
   log(`latency: the relay hop adds ${(r - d).toFixed(2)} ms at p50 through the stand-ins`);
   picker.stop();
   await relay.close();
-  await verifier.close();
-  files.close();
+  await verifier.stop();
   target.close();
 }
 
@@ -244,6 +241,6 @@ if (values.child !== undefined) {
   writeFileSync(join(dir, 'key'), `${key.toString('base64')}\n`);
   micro(key, Number(values.micro));
   await exchange(key, join(dir, 'key'), Number(values['measure-ms']), Number(values.concurrency));
-  await latency(key, Number(values.requests));
+  await latency(key, join(dir, 'key'), Number(values.requests));
   process.exit(0);
 }
