@@ -26,6 +26,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { MemberAnswerRules } from '../src/config/answer-rules.js';
+import { DEFAULT_EXT_PROC } from '../src/config/defaults.js';
 import { relaySchema } from '../src/config/relay-schema.js';
 import { routerConfigSchema } from '../src/config/schema.js';
 import { CredentialFiles } from '../src/credentials/credential-files.js';
@@ -154,7 +155,7 @@ async function startVerifier(keyFile: string): Promise<{ address: string; stop()
     rules,
     registry: new Registry(),
     logger: pino({ level: 'silent' }),
-    maxMessageBytes: 16 * 1024 * 1024,
+    bounds: DEFAULT_EXT_PROC,
   });
   const address = await server.bind('127.0.0.1:0');
   server.setServing(true);

@@ -7,6 +7,7 @@
  * eppAnswers.destinations, and tells the Envoy where to forward it, or to
  * answer 403. gRPC health on the same port, like the ext_proc server.
  */
+import { status as Status } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { MemberAnswerRules } from '../config/answer-rules.js';
@@ -28,7 +29,8 @@ export interface RelayServerDeps {
   readonly rules: MemberAnswerRules;
   readonly registry: Registry;
   readonly logger: Pick<Logger, 'warn'>;
-  readonly maxMessageBytes: number;
+  /** extProc's bounds: message size, open streams (more are refused: Envoy answers 500), first-message deadline. */
+  readonly bounds: { readonly maxMessageBytes: number; readonly maxStreams: number; readonly firstMessageTimeoutMs: number };
   /** Injectable clock for tests. */
   readonly now?: () => number;
 }
@@ -48,6 +50,7 @@ export function createRelayServer(deps: RelayServerDeps): RelayServer {
     rules: deps.rules,
     report: new RelayReport(deps.registry, deps.logger),
     keyFileProblem: () => relayKeyFileProblem(files, relay.keyFile),
+    firstMessageTimeoutMs: deps.bounds.firstMessageTimeoutMs,
     ...(deps.now ? { now: deps.now } : {}),
   };
   const health = new HealthState();
@@ -56,10 +59,16 @@ export function createRelayServer(deps: RelayServerDeps): RelayServer {
     streams.delete(s);
   };
   const server = createH2GrpcServer({
-    maxMessageBytes: deps.maxMessageBytes,
+    maxMessageBytes: deps.bounds.maxMessageBytes,
     streamResetBurst: STREAM_RESET_BURST,
     streamResetRate: STREAM_RESET_RATE,
-    process: (call) => streams.add(new RelayStream(call, streamDeps, closed)),
+    process: (call) => {
+      if (streams.size >= deps.bounds.maxStreams) {
+        call.sendStatus(Status.RESOURCE_EXHAUSTED, `the relay verifier is serving extProc.maxStreams (${deps.bounds.maxStreams}) streams`);
+        return;
+      }
+      streams.add(new RelayStream(call, streamDeps, closed));
+    },
     healthStatus: (service) => health.status(service),
     watch: (call) => health.handlers.Watch!(call as never, undefined as never),
   });

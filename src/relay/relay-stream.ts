@@ -19,6 +19,8 @@ export interface RelayStreamDeps extends RelayJudgeDeps {
   /** Why the key file's current content is refused, if it is (told with forged tokens). */
   readonly keyFileProblem: () => string | undefined;
   readonly now?: () => number;
+  /** A stream that sends no request headers this long is ended (DEADLINE_EXCEEDED). */
+  readonly firstMessageTimeoutMs: number;
 }
 
 type Phase = 'headers' | 'answered' | 'closed';
@@ -27,6 +29,7 @@ export const RELAY_MODE_HINT = 'the relay processes request headers only: every 
 
 export class RelayStream {
   private phase: Phase = 'headers';
+  private firstTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly call: H2ServerCall,
@@ -37,6 +40,12 @@ export class RelayStream {
     call.on('end', this.onHalfClose);
     call.on('cancelled', this.close);
     call.on('error', this.close);
+    this.firstTimer = setTimeout(() => {
+      this.firstTimer = undefined;
+      if (this.phase !== 'headers') return;
+      this.call.sendStatus(Status.DEADLINE_EXCEEDED, `no request headers within extProc.firstMessageTimeoutMs (${deps.firstMessageTimeoutMs} ms)`);
+      this.close();
+    }, deps.firstMessageTimeoutMs);
   }
 
   private readonly onMessage = (raw: Buffer): void => {
@@ -57,6 +66,7 @@ export class RelayStream {
       return;
     }
     const deps = this.deps;
+    clearTimeout(this.firstTimer);
     const j = judgeRelayRequest(token, (deps.now ?? Date.now)(), deps);
     this.phase = 'answered';
     if (j.forward) {
@@ -88,6 +98,7 @@ export class RelayStream {
   readonly close = (): void => {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
+    clearTimeout(this.firstTimer);
     this.onClosed(this);
   };
 }

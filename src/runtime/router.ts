@@ -169,7 +169,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
         rules: answerRules,
         registry: metrics.registry,
         logger: logger.child({ component: 'relay' }),
-        maxMessageBytes: config.extProc.maxMessageBytes,
+        bounds: config.extProc,
       });
       relayAddress = await relay.bind(config.listen.relay);
       relay.setServing(true);

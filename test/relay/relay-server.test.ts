@@ -6,6 +6,7 @@
  * not an open proxy: every refusal leaves the target untouched (no connection at all).
  */
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:http2';
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,7 @@ import { parse, stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import { RELAY_TOKEN_HEADER, RelaySigner, type RelayClaim } from '../../src/credentials/relay-token.js';
 import { createLogger } from '../../src/log.js';
+import { EXT_PROC_PROCESS_PATH } from '../../src/protocol/constants.js';
 import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
 import { gatewayYaml, writeClusterSet } from '../e2e/clusterset.js';
 import { createOverrideHostGateway } from '../harness/gateways/override-host.js';
@@ -84,6 +86,7 @@ beforeAll(async () => {
   raw.listen.relay = '127.0.0.1:0';
   raw.endpointPicker = { relay: { keyFile } };
   raw.credentials = { pollIntervalMs: 20 };
+  raw.extProc = { ...raw.extProc, maxStreams: 4, firstMessageTimeoutMs: 300 };
   for (const c of raw.clusters) c.eppAnswers = { destinations: { allow: ['127.0.0.1/32'], deny: [] } };
   writeFileSync(set.configFile, stringify(raw));
   router = await startRouter(await loadConfig(set.configFile), { logger: createLogger('silent'), processMetrics: false });
@@ -228,6 +231,33 @@ describe('relay verifier: fails closed', () => {
     expect(r.status).toBe(500);
     expect(r.messages.find((m) => m.dir === 'end')).toMatchObject({ grpcCode: 3, grpcDetails: expect.stringContaining('request headers only') });
     expect(endpoint.connections).toBe(before);
+  });
+});
+
+describe('relay verifier: bounded', () => {
+  it('a stream that sends no request headers is ended; streams past extProc.maxStreams are refused at once', async () => {
+    const session = connect(`http://${router.relayAddress}`);
+    const open = () => {
+      const s = session.request({ ':method': 'POST', ':path': EXT_PROC_PROCESS_PATH, 'content-type': 'application/grpc', te: 'trailers' });
+      return new Promise<{ status: string; message: string; ms: number }>((resolve) => {
+        const t = performance.now();
+        s.on('trailers', (h) => resolve({ status: String(h['grpc-status']), message: String(h['grpc-message']), ms: performance.now() - t }));
+        s.on('response', (h) => h['grpc-status'] !== undefined && resolve({ status: String(h['grpc-status']), message: String(h['grpc-message']), ms: performance.now() - t }));
+        s.resume();
+      });
+    };
+    const idle = [open(), open(), open(), open()];
+    const fifth = await open();
+    expect(fifth.status).toBe('8'); // RESOURCE_EXHAUSTED
+    expect(decodeURIComponent(fifth.message)).toContain('extProc.maxStreams (4)');
+    for (const r of await Promise.all(idle)) {
+      expect(r.status).toBe('4'); // DEADLINE_EXCEEDED
+      expect(decodeURIComponent(r.message)).toContain('no request headers within extProc.firstMessageTimeoutMs (300 ms)');
+    }
+    session.close();
+    // The slots are free again: a request goes through.
+    const token = signer.sign({ target: endpoint.address, kind: 'endpoint', cluster: 'cluster-b' }, Date.now());
+    expect((await direct([[RELAY_TOKEN_HEADER, token]])).status).toBe(200);
   });
 });
 
