@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { objectName } from './addresses.js';
+import { relaySchema } from './relay-schema.js';
 
 import { PICKER_ANSWERS } from '../model/decode-picker-pool.js';
 
@@ -34,19 +35,8 @@ export const endpointPickerSchema = z
         plaintext: z.boolean().default(false),
       })
       .prefault({}),
-    /** Relay answers: where the relay listens and the key its tokens are signed with. */
-    relay: z
-      .strictObject({
-        /** The relay listener of the router pod's Envoy; one of the multi-cluster pool's targetPorts. */
-        port: port.default(8443),
-        /** Shared HMAC key(s), one base64 key per line (>= 32 bytes decoded): the first signs, all verify; re-read on change. */
-        keyFile: z.string().min(1).optional(),
-        /** Lifetime of a relay token. */
-        tokenTtlMs: z.number().int().min(100).default(10_000),
-        /** Clock difference tolerated between a signing router and the relay. */
-        maxSkewMs: z.number().int().min(0).default(2000),
-      })
-      .prefault({}),
+    /** Relay answers: where the relay listens and the key its tokens are signed with (relay-schema.ts). */
+    relay: relaySchema.prefault({}),
   })
   .superRefine((p, ctx) => {
     if (p.ports.length > 0) {

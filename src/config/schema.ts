@@ -23,6 +23,7 @@ export * from './limits-schema.js';
 export * from './signals-schema.js';
 export * from './tracing-schema.js';
 export * from './endpoint-picker-schema.js';
+export * from './relay-schema.js';
 
 const MIB = 1024 * 1024;
 
@@ -153,6 +154,11 @@ export const routerConfigSchema = z
         admin: listenAddress.default('127.0.0.1:9901'),
         /** A separate listener for /debug/* only; loopback unless admin.exposeDebug. */
         debug: listenAddress.optional(),
+        /**
+         * The relay's token verifier: the ext_proc server the relay listener of this pod's Envoy
+         * (envoy/relay.yaml) calls; needs endpointPicker.relay. Loopback: only that Envoy calls it.
+         */
+        relay: listenAddress.optional(),
       })
       .prefault({}),
     /** Admin HTTP server: connection bounds (limits-schema.ts) and where /debug/* may be served. */
@@ -268,6 +274,9 @@ export const routerConfigSchema = z
       }
       const collision = cfg.endpointPicker === undefined ? undefined : pickerPortCollision(cfg.endpointPicker, cfg.listen?.extProc);
       if (collision !== undefined) ctx.addIssue({ code: 'custom', path: ['endpointPicker', 'ports'], message: collision });
+      if (typeof cfg.listen?.relay === 'string' && typeof cfg.endpointPicker?.relay?.keyFile !== 'string') {
+        ctx.addIssue({ code: 'custom', path: ['listen', 'relay'], message: 'the relay verifier (listen.relay) needs endpointPicker.relay.keyFile: the keys tokens are verified with' });
+      }
       if (typeof cfg.clusterName === 'string' && names.size > 0 && !names.has(cfg.clusterName)) {
         ctx.addIssue({
           code: 'custom',

@@ -53,7 +53,7 @@ export function relayAnswering(config: RouterConfig, files: CredentialFiles, log
   }
   const signer = relay.keyFile === undefined
     ? undefined
-    : new RelaySigner(relayKeySource(files, relay.keyFile, (err) => logger.error({ err: err.message }, 'relay key file changed but does not parse: the last good keys stay in use')), relay.tokenTtlMs);
+    : new RelaySigner(relayKeySource(files, relay.keyFile, (problem) => logger.error({ problem }, 'relay key file changed but does not parse: the last good keys stay in use')), relay.tokenTtlMs);
   return { ...(podIp ? { address: joinHostPort(podIp, relay.port) } : {}), ...(signer ? { signer } : {}) };
 }
 

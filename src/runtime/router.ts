@@ -18,6 +18,7 @@ import { EppClientPool } from '../transport/epp-client.js';
 import { FailOpenEndpoints, staticFailOpenEndpoints } from '../extproc/fail-open.js';
 import { MemberAnswerRules } from '../config/answer-rules.js';
 import { createExtProcServer } from '../extproc/server.js';
+import { createRelayServer, type RelayServer } from '../relay/relay-server.js';
 import type { RandomSource } from '../picker/types.js';
 import { explainPickQuery } from '../picker/explain.js';
 import { SignalStore } from '../signals/index.js';
@@ -44,6 +45,8 @@ export interface RouterHandle {
   readonly adminAddress: string;
   /** The separate /debug/* listener (listen.debug), when configured. */
   readonly debugAddress?: string;
+  /** The relay verifier (listen.relay), when configured. */
+  readonly relayAddress?: string;
   readonly store: SnapshotStore;
   readonly metrics: RouterMetrics;
   readonly signals: SignalStore;
@@ -155,12 +158,31 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   let draining = false;
   let admin: AdminServer | undefined;
   let debug: AdminServer | undefined;
+  let relay: RelayServer | undefined;
+  let relayAddress: string | undefined;
   let extProcAddress: string;
   try {
     extProcAddress = await extProc.bind(config.listen.extProc);
     pickers = await startPickerListeners(config, extProcDeps, relayAnswering(config, credentialFiles, logger, process.env.POD_IP, first));
     extProc.setServing(true);
     pickers.setServing(true);
+    const relayConfig = config.endpointPicker.relay;
+    const relayKeyFile = relayConfig.keyFile;
+    // listen.relay without a key file is refused by the config schema.
+    if (config.listen.relay !== undefined && relayKeyFile !== undefined) {
+      // The relay listener of this pod's Envoy asks here whether to forward a request (src/relay/).
+      relay = createRelayServer({
+        relay: { ...relayConfig, keyFile: relayKeyFile },
+        files: credentialFiles,
+        snapshot: () => store.snapshot(),
+        rules: answerRules,
+        registry: metrics.registry,
+        logger: logger.child({ component: 'relay' }),
+        bounds: config.extProc,
+      });
+      relayAddress = await relay.bind(config.listen.relay);
+      relay.setServing(true);
+    }
     const debugRoutes: Record<string, AdminHandler> = {
       '/debug/build': () => json(200, buildInfo()),
       '/debug/pick': (url) => {
@@ -211,6 +233,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   } catch (err) {
     await admin?.close();
     await pickers?.close();
+    await relay?.close();
     await extProc.close();
     credentialFiles.close();
     await controller?.stop();
@@ -226,6 +249,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     {
       extProc: extProcAddress,
       ...(pickers.addresses.length > 0 ? { endpointPicker: pickers.addresses } : {}),
+      ...(relayAddress ? { relay: relayAddress } : {}),
       admin: admin.address,
       ...(debug ? { debug: debug.address } : {}),
       cluster: config.clusterName,
@@ -240,14 +264,20 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   const adminServer = admin;
   const debugServer = debug;
   const pickerServers = pickers;
+  const relayServer = relay;
   const shutdown = (): Promise<void> => {
     shuttingDown ??= (async () => {
       draining = true;
       extProc.setServing(false);
       pickerServers.setServing(false);
+      relayServer?.setServing(false);
       const inFlight = extProc.activeStreams() + pickerServers.activeStreams();
       logger.info({ inFlight, timeoutMs: config.extProc.drainTimeoutMs }, 'draining ext_proc streams');
-      await Promise.all([extProc.drain(config.extProc.drainTimeoutMs), pickerServers.drain(config.extProc.drainTimeoutMs)]);
+      await Promise.all([
+        extProc.drain(config.extProc.drainTimeoutMs),
+        pickerServers.drain(config.extProc.drainTimeoutMs),
+        relayServer?.drain(config.extProc.drainTimeoutMs),
+      ]);
       await controller?.stop();
       await exporter?.stop();
       await sources.stop();
@@ -268,6 +298,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     pickerAddresses: pickerServers.addresses,
     adminAddress: admin.address,
     ...(debug ? { debugAddress: debug.address } : {}),
+    ...(relayAddress ? { relayAddress } : {}),
     store,
     metrics,
     signals,

@@ -204,7 +204,6 @@ const NOT_FROM_CHART: Record<string, string> = {
   admin: '/debug/* stays on loopback (listen.debug): the chart never exposes it',
   credentials: 'the file poll interval: its default suits Secret rotation',
   'clusters[].kubernetes.allowExecPlugins': 'kubeconfig Secrets must be self-contained: the image has no credential plugins',
-  endpointPicker: 'the Endpoint Picker role (picker ports, relay key) is not rendered by this chart',
 };
 
 describe('router config coverage', () => {

@@ -14,7 +14,7 @@ describe('endpointPicker', () => {
       ports: [],
       defaultAnswer: 'relay',
       tls: { plaintext: false },
-      relay: { port: 8443, tokenTtlMs: 10_000, maxSkewMs: 2000 },
+      relay: { port: 8443, tokenTtlMs: 10_000, maxSkewMs: 2000, maxNonces: 100_000 },
     });
   });
 

@@ -18,6 +18,14 @@ export function envoyFiles(): string[] {
     .sort();
 }
 
+/** The relay's bootstrap (a router in the Endpoint Picker role): its own checks in relay-config.test.ts. */
+export const RELAY_FILE = 'relay.yaml';
+
+/** The configs of the router's own Envoy in front of it (every shipped config but the relay's). */
+export function sidecarFiles(): string[] {
+  return envoyFiles().filter((f) => f !== RELAY_FILE);
+}
+
 // Config trees are free-form YAML: tests navigate them loosely.
 export type Tree = any;
 

@@ -22,6 +22,7 @@ import {
   loadConfig,
   rename,
   route,
+  sidecarFiles,
   routerMaxRequestsPerConnection,
   type Tree,
 } from './config-fixtures.js';
@@ -51,7 +52,7 @@ describe('shipped Envoy configs', () => {
     expect(admin.port_value).not.toBe(9901); // the router's admin port in the same pod
   });
 
-  it.each(envoyFiles())('%s sends every request through ext_proc with the EPP processing modes', (file) => {
+  it.each(sidecarFiles())('%s sends every request through ext_proc with the EPP processing modes', (file) => {
     const doc = loadConfig(file);
     const cfg = extProc(doc);
     expect(cfg.processing_mode).toEqual({
@@ -71,7 +72,7 @@ describe('shipped Envoy configs', () => {
     expect(cfg.metadata_options.receiving_namespaces.untyped).toContain('envoy.lb');
   });
 
-  it.each(envoyFiles())('%s keeps the router\'s decision (mcip.router) and logs each of its keys next to the destination', (file) => {
+  it.each(sidecarFiles())('%s keeps the router\'s decision (mcip.router) and logs each of its keys next to the destination', (file) => {
     const doc = loadConfig(file);
     expect(extProc(doc).metadata_options.receiving_namespaces.untyped).toEqual(expect.arrayContaining(['envoy.lb', ROUTER_METADATA_NAMESPACE]));
     const format = hcm(doc).access_log[0].typed_config.log_format.json_format as Record<string, string>;
@@ -98,7 +99,7 @@ describe('shipped Envoy configs', () => {
     expect(dst.original_dst_lb_config).toEqual({ use_http_header: true, http_header_name: DEST_HEADER });
   });
 
-  it.each(envoyFiles())('%s health-checks the router cluster over gRPC with the ext_proc service', (file) => {
+  it.each(sidecarFiles())('%s health-checks the router cluster over gRPC with the ext_proc service', (file) => {
     const doc = loadConfig(file);
     const router = cluster(doc, 'mcip_router');
     expect(router.type).toBe('STATIC');
@@ -113,7 +114,7 @@ describe('shipped Envoy configs', () => {
     expect(hc.cluster_min_healthy_percentages.mcip_router).toEqual({ value: 100 });
   });
 
-  it.each(envoyFiles())('%s lets through exactly the header mutations the router allows an EPP by default, plus its own', (file) => {
+  it.each(sidecarFiles())('%s lets through exactly the header mutations the router allows an EPP by default, plus its own', (file) => {
     const rules = extProc(loadConfig(file)).mutation_rules;
     expect(rules.disallow_all).toBe(true);
     const allowed = new RegExp(rules.allow_expression.regex);
@@ -131,7 +132,7 @@ describe('shipped Envoy configs', () => {
     ]);
   });
 
-  it.each(envoyFiles())('%s rotates router connections below Node\'s default HTTP/2 rapid-reset limit (1000 RST_STREAM per connection)', (file) => {
+  it.each(sidecarFiles())('%s rotates router connections below Node\'s default HTTP/2 rapid-reset limit (1000 RST_STREAM per connection)', (file) => {
     // Envoy resets every ext_proc stream when it is done; past ~1000 resets on one connection
     // Node's HTTP/2 server sends GOAWAY and fails every stream on it (envoy/README.md).
     const max = routerMaxRequestsPerConnection(file);

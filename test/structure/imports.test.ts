@@ -24,6 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['signals'],
   ['picker'],
   ['extproc'],
+  ['relay'],
   ['telemetry'],
   ['admin'],
   ['controller'],

@@ -45,6 +45,8 @@ export interface PickAnswer {
   /** Put the header in `value` instead of `raw_value`. */
   headerAsValue?: boolean;
   metadata?: string;
+  /** More request headers the answer sets (raw_value), e.g. a router's relay token. */
+  headers?: Record<string, string>;
 }
 
 /** A request_headers answer carrying a pick (header and/or envoy.lb metadata). */
@@ -52,8 +54,9 @@ export function pickAnswer(a: PickAnswer): PbProcessingResponse {
   const key = 'x-gateway-destination-endpoint';
   const header = a.header === undefined ? undefined : a.headerAsValue ? { key, value: a.header } : { key, raw_value: Buffer.from(a.header) };
   const md: JsonObject | undefined = a.metadata === undefined ? undefined : { 'envoy.lb': { [key]: a.metadata } };
+  const set = [...(header ? [{ header }] : []), ...Object.entries(a.headers ?? {}).map(([k, v]) => ({ header: { key: k, raw_value: Buffer.from(v) } }))];
   return {
-    request_headers: { response: header ? { header_mutation: { set_headers: [{ header }] } } : {} },
+    request_headers: { response: set.length > 0 ? { header_mutation: { set_headers: set } } : {} },
     ...(md ? { dynamic_metadata: toStruct(md) } : {}),
   };
 }
