@@ -248,7 +248,7 @@ describe('image', () => {
 });
 
 describe('chart files', () => {
-  it.each(['envoy.yaml', 'envoy-unix-socket.yaml', 'envoy-parent-tls.yaml'])('files/%s is a verbatim copy of the one in envoy/', (file) => {
+  it.each(['envoy.yaml', 'envoy-unix-socket.yaml', 'envoy-parent-tls.yaml', 'relay.yaml', 'relay-parent-tls.yaml'])('files/%s is a verbatim copy of the one in envoy/', (file) => {
     expect(readFileSync(path.join(CHART_DIR, 'files', file), 'utf8')).toBe(readFileSync(path.join(REPO, 'envoy', file), 'utf8'));
   });
 

@@ -18,12 +18,14 @@ export function envoyFiles(): string[] {
     .sort();
 }
 
-/** The relay's bootstrap (a router in the Endpoint Picker role): its own checks in relay-config.test.ts. */
+/** The relay's bootstraps (a router in the Endpoint Picker role), Endpoint and Parent mode: their own checks in relay-config.test.ts. */
 export const RELAY_FILE = 'relay.yaml';
+export const RELAY_PARENT_FILE = 'relay-parent-tls.yaml';
+export const RELAY_FILES: readonly string[] = [RELAY_FILE, RELAY_PARENT_FILE];
 
 /** The configs of the router's own Envoy in front of it (every shipped config but the relay's). */
 export function sidecarFiles(): string[] {
-  return envoyFiles().filter((f) => f !== RELAY_FILE);
+  return envoyFiles().filter((f) => !RELAY_FILES.includes(f));
 }
 
 // Config trees are free-form YAML: tests navigate them loosely.

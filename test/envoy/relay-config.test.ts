@@ -9,12 +9,13 @@ import { relaySchema } from '../../src/config/relay-schema.js';
 import { RELAY_TOKEN_HEADER } from '../../src/credentials/relay-token.js';
 import { DESTINATION_ENDPOINT_HEADER, DESTINATION_KIND_HEADER, DESTINATION_KIND_PARENT } from '../../src/protocol/constants.js';
 import { RELAY_FILTER } from '../harness/relay-standin.js';
-import { cluster, errorsAfter, extProc, filterIndex, hcm, HEADER_MUTATION_TYPE, EXT_PROC_TYPE, HTTP_OPTIONS_TYPE, loadConfig, RELAY_FILE, type Tree } from './config-fixtures.js';
+import { cluster, errorsAfter, extProc, filterIndex, hcm, HEADER_MUTATION_TYPE, EXT_PROC_TYPE, HTTP_OPTIONS_TYPE, loadConfig, RELAY_FILE, RELAY_FILES, RELAY_PARENT_FILE, type Tree } from './config-fixtures.js';
 
-const doc: Tree = loadConfig(RELAY_FILE);
 const routes = (d: Tree): Tree[] => hcm(d).route_config.virtual_hosts[0].routes;
 
-describe('envoy/relay.yaml', () => {
+describe.each(RELAY_FILES)('envoy/%s', (file) => {
+  const doc: Tree = loadConfig(file);
+
   it('listens on the default endpointPicker.relay.port and calls the verifier on loopback', () => {
     expect(doc.static_resources.listeners[0].address.socket_address).toEqual({ address: '0.0.0.0', port_value: relaySchema.parse({ keyFile: 'k' }).port });
     const verifier = cluster(doc, extProc(doc).grpc_service.envoy_grpc.cluster_name);
@@ -49,6 +50,15 @@ describe('envoy/relay.yaml', () => {
     expect(rules.allow_expression.regex).toBe(`^(${[DESTINATION_ENDPOINT_HEADER, DESTINATION_KIND_HEADER, RELAY_TOKEN_HEADER].join('|')})$`);
   });
 
+  it('a typo in it fails validation', () => {
+    expect(errorsAfter((d) => (extProc(d).processing_mode.request_body_mode = 'NON'), file)).toEqual([
+      expect.stringContaining('processing_mode.request_body_mode: unknown enum value "NON"'),
+    ]);
+  });
+});
+
+describe(`envoy/${RELAY_PARENT_FILE}`, () => {
+  const doc: Tree = loadConfig(RELAY_PARENT_FILE);
   it('sends a parent destination over verified TLS without the mark, anything else to the plain ORIGINAL_DST cluster', () => {
     const [parent, other] = routes(doc);
     expect(parent.match.headers).toEqual([{ name: DESTINATION_KIND_HEADER, string_match: { exact: DESTINATION_KIND_PARENT } }]);
@@ -64,10 +74,20 @@ describe('envoy/relay.yaml', () => {
       expect(c.original_dst_lb_config).toEqual({ use_http_header: true, http_header_name: DESTINATION_ENDPOINT_HEADER });
     }
   });
+});
 
-  it('a typo in it fails validation', () => {
-    expect(errorsAfter((d) => (extProc(d).processing_mode.request_body_mode = 'NON'), RELAY_FILE)).toEqual([
-      expect.stringContaining('processing_mode.request_body_mode: unknown enum value "NON"'),
-    ]);
+describe(`envoy/${RELAY_FILE}`, () => {
+  const doc: Tree = loadConfig(RELAY_FILE);
+
+  it('Endpoint mode: no TLS cluster; a parent destination is refused (502) rather than sent in clear, anything else goes to the plain ORIGINAL_DST cluster', () => {
+    const [parent, other] = routes(doc);
+    expect(parent.match.headers).toEqual([{ name: DESTINATION_KIND_HEADER, string_match: { exact: DESTINATION_KIND_PARENT } }]);
+    expect(parent.route).toBeUndefined();
+    expect(parent.direct_response.status).toBe(502);
+    expect(other.match).toEqual({ prefix: '/' });
+    const plain = cluster(doc, other.route.cluster);
+    expect(plain.transport_socket).toBeUndefined();
+    expect(plain.original_dst_lb_config).toEqual({ use_http_header: true, http_header_name: DESTINATION_ENDPOINT_HEADER });
+    expect(JSON.stringify(doc)).not.toContain('trusted_ca');
   });
 });
