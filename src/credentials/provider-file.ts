@@ -14,6 +14,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import type { AccessProvider, ProfileCluster } from '../sources/fleet/cluster-profile.js';
+
+export type { AccessProvider, ProfileCluster };
 
 /** The extension of a kubeconfig Cluster whose value becomes ExecCredential spec.cluster.config. */
 export const EXEC_EXTENSION = 'client.authentication.k8s.io/exec';
@@ -87,22 +90,6 @@ export function loadProviderFile(path: string): ProviderFile {
     return { ...p, execConfig: { ...p.execConfig, command: resolved } };
   });
   return { path, providers };
-}
-
-/** A kubeconfig Cluster as a ClusterProfile carries it (field names as in kubeconfig files). */
-export interface ProfileCluster {
-  readonly server: string;
-  readonly 'certificate-authority-data'?: string;
-  readonly 'tls-server-name'?: string;
-  readonly 'insecure-skip-tls-verify'?: boolean;
-  readonly 'proxy-url'?: string;
-  readonly 'disable-compression'?: boolean;
-  readonly extensions?: readonly { readonly name: string; readonly extension: unknown }[];
-}
-
-export interface AccessProvider {
-  readonly name: string;
-  readonly cluster: ProfileCluster;
 }
 
 /** Exactly what runs for one member. */
