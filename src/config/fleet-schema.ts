@@ -31,6 +31,18 @@ export const execPluginsSchema = z.strictObject({
   retryAfterFailureMs: z.number().int().min(0).default(5_000),
 });
 
+const k = kubernetesSourceSchema.shape;
+
+/** How the router reads each member a profile names (the connection itself comes from the profile). */
+export const fleetMemberSchema = z.strictObject({
+  namespaces: k.namespaces,
+  qps: k.qps,
+  burst: k.burst,
+  requestTimeoutMs: k.requestTimeoutMs,
+  watchIdleTimeoutMs: k.watchIdleTimeoutMs,
+  maxResponseBytes: k.maxResponseBytes,
+});
+
 export const clusterProfilesSchema = z
   .strictObject({
   /** How to reach the hub that holds the ClusterProfiles: a member's kubernetes settings (kubeconfig relative to the config file); namespaces does not apply. */
@@ -50,6 +62,8 @@ export const clusterProfilesSchema = z
    */
   providerFile: z.string().min(1),
   plugins: execPluginsSchema.prefault({}),
+  /** Settings for reading every member taken from a profile. */
+  members: fleetMemberSchema.prefault({}),
   })
   .superRefine((c, ctx) => {
     if (c.hub.namespaces.length > 0) {

@@ -2,6 +2,8 @@
 export interface ProfileOptions {
   readonly namespace?: string;
   readonly server?: string;
+  /** certificate-authority-data (base64 PEM); default a placeholder. */
+  readonly caData?: string;
   /** Access provider name (default secretreader) and the clusterName its exec extension passes to the plugin. */
   readonly provider?: string;
   readonly clusterName?: string;
@@ -33,7 +35,7 @@ export function clusterProfile(name: string, o: ProfileOptions) {
           name: o.provider ?? 'secretreader',
           cluster: {
             server: o.server ?? `https://${name.toLowerCase()}.example:6443`,
-            'certificate-authority-data': 'Q0E=',
+            'certificate-authority-data': o.caData ?? 'Q0E=',
             extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { clusterName: o.clusterName ?? name } }],
           },
         },
