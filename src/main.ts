@@ -13,6 +13,10 @@ import { ConfigError, loadConfig } from './config/load.js';
 import type { RouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';
 
+/** Why a config with fleet.clusterProfiles does not serve. */
+export const FLEET_CHECK_ONLY =
+  'fleet.clusterProfiles: members from ClusterProfiles are loaded by --check only; the serving router and --export-controller take their members from clusters[]';
+
 /** A bug: an error nobody handled (sysexits' EX_SOFTWARE). */
 const EXIT_INTERNAL_ERROR = 70;
 import { StartupError } from './runtime/load-sources.js';
@@ -51,6 +55,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     const result = await runCheck(config, createLogger(level, process.stderr));
     (result.code === CHECK_LOAD_ERRORS ? process.stderr : process.stdout).write(result.output);
     return result.code;
+  }
+  if (config.fleet.clusterProfiles) {
+    process.stderr.write(`mcip-router: cannot start: ${FLEET_CHECK_ONLY}\n`);
+    return 2;
   }
   return serve(config, createLogger(level), cmd.type === 'export-controller');
 }

@@ -5,7 +5,9 @@
  */
 import { z } from 'zod';
 import { objectName } from './addresses.js';
+import { eppAnswersSchema } from './guard-schema.js';
 import { kubernetesSourceSchema } from './kubernetes-schema.js';
+import { eppSchema, parentProbeSchema } from './signals-schema.js';
 
 /** An environment variable name (POSIX portable). */
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
@@ -33,8 +35,18 @@ export const execPluginsSchema = z.strictObject({
 
 const k = kubernetesSourceSchema.shape;
 
-/** How the router reads each member a profile names (the connection itself comes from the profile). */
+/**
+ * How the router reads and uses each member a profile names (the connection itself comes from
+ * the profile): what clusters[] sets per member, once for all of them.
+ */
 export const fleetMemberSchema = z.strictObject({
+  /** Transport settings for the members' EPPs (as clusters[].epp). */
+  epp: eppSchema.prefault({}),
+  /** What the router relays from the members' EPPs (as clusters[].eppAnswers). */
+  eppAnswers: eppAnswersSchema.prefault({}),
+  /** Parent mode: how to probe the members' parent Gateways (as clusters[].parentProbe). */
+  parentProbe: parentProbeSchema.prefault({}),
+  /** Namespaces read in each member; empty = all namespaces. */
   namespaces: k.namespaces,
   qps: k.qps,
   burst: k.burst,

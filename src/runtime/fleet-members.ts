@@ -17,7 +17,7 @@
  *
  * Applying plans is serialized: one plan at a time, in the order they came.
  */
-import type { ClusterProfilesConfig, RouterConfig } from '../config/schema.js';
+import { type ClusterConfig, type ClusterProfilesConfig, type RouterConfig, kubernetesSourceSchema } from '../config/schema.js';
 import { ExecTokenSource, type ExecTokenStatus } from '../credentials/exec-token.js';
 import { type ProviderFile, loadProviderFile, planPluginCall } from '../credentials/provider-file.js';
 import type { Logger } from '../log.js';
@@ -27,6 +27,28 @@ import { ClusterProfileWatch, type HubStatus } from '../sources/fleet/profile-wa
 import { KubernetesSource, REMOTE_KINDS, loadKubeConfig } from '../sources/kubernetes/index.js';
 import type { ClusterState, SourceError, SourceListener } from '../sources/types.js';
 import { toSourceError } from './load-sources.js';
+
+/** A member from a profile as clusters[] would list it: the members template of fleet.clusterProfiles. */
+export function fleetClusterConfig(cp: ClusterProfilesConfig, cluster: string): ClusterConfig {
+  const m = cp.members;
+  const { namespaces, qps, burst, requestTimeoutMs, watchIdleTimeoutMs, maxResponseBytes } = m;
+  return {
+    name: cluster,
+    kubernetes: kubernetesSourceSchema.parse({ namespaces, qps, burst, requestTimeoutMs, watchIdleTimeoutMs, maxResponseBytes }),
+    epp: m.epp,
+    eppAnswers: m.eppAnswers,
+    parentProbe: m.parentProbe,
+    failOpen: { endpoints: [] },
+    addressOverrides: { services: [], gateways: [] },
+  };
+}
+
+/** The config with the fleet's members added to clusters[] (what routing sees). */
+export function withFleetMembers(config: RouterConfig, members: readonly string[]): RouterConfig {
+  const cp = config.fleet.clusterProfiles;
+  if (!cp || members.length === 0) return config;
+  return { ...config, clusters: [...config.clusters, ...members.map((name) => fleetClusterConfig(cp, name))] };
+}
 
 export interface FleetListener extends SourceListener {
   /** The member is no longer in the fleet: forget its state. */
