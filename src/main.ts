@@ -13,9 +13,9 @@ import { ConfigError, loadConfig } from './config/load.js';
 import type { RouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';
 
-/** Why a config with fleet.clusterProfiles does not serve. */
-export const FLEET_CHECK_ONLY =
-  'fleet.clusterProfiles: members from ClusterProfiles are loaded by --check only; the serving router and --export-controller take their members from clusters[]';
+/** Why the export controller does not run with fleet.clusterProfiles. */
+export const FLEET_NO_EXPORT =
+  'fleet.clusterProfiles: the export controller (--export-controller, exportController.enabled) takes its members from clusters[] only; members from ClusterProfiles serve routing';
 
 /** A bug: an error nobody handled (sysexits' EX_SOFTWARE). */
 const EXIT_INTERNAL_ERROR = 70;
@@ -56,8 +56,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     (result.code === CHECK_LOAD_ERRORS ? process.stderr : process.stdout).write(result.output);
     return result.code;
   }
-  if (config.fleet.clusterProfiles) {
-    process.stderr.write(`mcip-router: cannot start: ${FLEET_CHECK_ONLY}\n`);
+  if (config.fleet.clusterProfiles && (cmd.type === 'export-controller' || config.exportController.enabled)) {
+    process.stderr.write(`mcip-router: cannot start: ${FLEET_NO_EXPORT}\n`);
     return 2;
   }
   return serve(config, createLogger(level), cmd.type === 'export-controller');

@@ -17,7 +17,7 @@
  *
  * Applying plans is serialized: one plan at a time, in the order they came.
  */
-import { type ClusterConfig, type ClusterProfilesConfig, type RouterConfig, kubernetesSourceSchema } from '../config/schema.js';
+import type { ClusterConfig, ClusterProfilesConfig, RouterConfig } from '../config/schema.js';
 import { ExecTokenSource, type ExecTokenStatus } from '../credentials/exec-token.js';
 import { type ProviderFile, loadProviderFile, planPluginCall } from '../credentials/provider-file.js';
 import type { Logger } from '../log.js';
@@ -28,13 +28,16 @@ import { KubernetesSource, REMOTE_KINDS, loadKubeConfig } from '../sources/kuber
 import type { ClusterState, SourceError, SourceListener } from '../sources/types.js';
 import { toSourceError } from './load-sources.js';
 
-/** A member from a profile as clusters[] would list it: the members template of fleet.clusterProfiles. */
+/**
+ * A member from a profile as routing sees it: the members template of fleet.clusterProfiles.
+ * It has no `kubernetes` settings: those would name a kubeconfig, and the member's metrics
+ * scrapes would fall back to the router's own default credentials; its objects come from
+ * FleetMembers, and a scrape token only from epp.metrics.bearerTokenFile.
+ */
 export function fleetClusterConfig(cp: ClusterProfilesConfig, cluster: string): ClusterConfig {
   const m = cp.members;
-  const { namespaces, qps, burst, requestTimeoutMs, watchIdleTimeoutMs, maxResponseBytes } = m;
   return {
     name: cluster,
-    kubernetes: kubernetesSourceSchema.parse({ namespaces, qps, burst, requestTimeoutMs, watchIdleTimeoutMs, maxResponseBytes }),
     epp: m.epp,
     eppAnswers: m.eppAnswers,
     parentProbe: m.parentProbe,
@@ -53,6 +56,8 @@ export function withFleetMembers(config: RouterConfig, members: readonly string[
 export interface FleetListener extends SourceListener {
   /** The member is no longer in the fleet: forget its state. */
   onRemoved(cluster: string): void;
+  /** After each plan: every member the profiles name (serving, in an outage, or without credentials). */
+  onMembers?(clusters: readonly string[]): void;
 }
 
 /** What /debug/sources and --check show per member (never a token). */
@@ -183,6 +188,7 @@ export class FleetMembers {
     for (const cluster of [...this.running.keys(), ...this.unserved.keys()]) {
       if (!wanted.has(cluster)) await this.remove(cluster);
     }
+    this.listener.onMembers?.([...wanted].sort());
     await Promise.all(starts);
   }
 

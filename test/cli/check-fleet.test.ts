@@ -1,54 +1,42 @@
 /** `--check` with members from ClusterProfiles: a hub stand-in, HTTPS member stand-ins, the secretreader-style plugin. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHECK_LOAD_ERRORS, runCheck } from '../../src/cli/check.js';
 import { routerConfigSchema } from '../../src/config/schema.js';
-import { KubeApiServer, writeKubeconfig } from '../harness/kube-apiserver.js';
+import type { KubeApiServer } from '../harness/kube-apiserver.js';
 import { createTestCa } from '../helpers/pki.js';
+import { FleetEnv } from '../sources/fleet/fleet-env.js';
 import { clusterProfile } from '../sources/fleet/profile-fixtures.js';
-import { pool, silent } from '../sources/kubernetes/kube-fixtures.js';
+import { silent } from '../sources/kubernetes/kube-fixtures.js';
 
-const PLUGINS = resolve(import.meta.dirname, '../fixtures/credential-plugins');
 const ca = createTestCa('check fleet CA');
 afterAll(() => ca.remove());
 
-let dir: string;
+let fleet: FleetEnv;
 let hub: KubeApiServer;
 let member: KubeApiServer;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mcip-check-fleet-'));
-  mkdirSync(join(dir, 'secrets'));
-  mkdirSync(join(dir, 'local'));
-  hub = new KubeApiServer();
-  await hub.start();
-  member = new KubeApiServer({ token: 'token-of-cluster-a', tls: ca.leaf('cluster-a', ['IP:127.0.0.1']) });
-  await member.start();
-  member.create('inferencepools', pool('model-a'));
-  writeFileSync(join(dir, 'secrets', 'cluster-a'), 'token-of-cluster-a');
+  fleet = await new FleetEnv(ca).start();
+  hub = fleet.hub;
+  member = await fleet.member('cluster-a');
+  mkdirSync(join(fleet.dir, 'local'));
 });
-afterEach(async () => {
-  await hub.close();
-  await member.close();
-});
+afterEach(() => fleet.close());
 
 async function check(plugin = 'secret-reader.mjs') {
-  const providerFile = join(dir, 'providers.json');
-  const execConfig = { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [join(PLUGINS, plugin)], env: [{ name: 'SECRETS_DIR', value: join(dir, 'secrets') }], provideClusterInfo: true };
-  writeFileSync(providerFile, JSON.stringify({ providers: [{ name: 'secretreader', execConfig }] }));
   const config = routerConfigSchema.parse({
     clusterName: 'local',
     gateways: [{ namespace: 'default', name: 'gw' }],
-    clusters: [{ name: 'local', manifests: { paths: [join(dir, 'local')] } }],
+    clusters: [{ name: 'local', manifests: { paths: [join(fleet.dir, 'local')] } }],
     kubernetes: { initialSyncTimeoutMs: 3_000, backoffInitialMs: 50, backoffMaxMs: 200 },
-    fleet: { clusterProfiles: { hub: { kubeconfig: await writeKubeconfig(dir, { server: hub.url }, 'hub') }, namespace: 'fleet-system', providerFile } },
+    fleet: { clusterProfiles: await fleet.clusterProfiles(plugin) },
   });
   return runCheck(config, silent);
 }
 
-const profile = (name: string, o: Parameters<typeof clusterProfile>[1] = {}) => clusterProfile(name, { server: member.url, caData: ca.cert.toString('base64'), ...o });
+const profile = (name: string, o: Parameters<typeof clusterProfile>[1] = {}) => fleet.profile(name, o);
 
 describe('--check with fleet.clusterProfiles', () => {
   it("loads the profiles' members into the table and lists them, with refused profiles as warnings", async () => {

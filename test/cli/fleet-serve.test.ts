@@ -1,13 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FLEET_CHECK_ONLY, main } from '../../src/main.js';
+import { FLEET_NO_EXPORT, main } from '../../src/main.js';
 
 afterEach(() => vi.restoreAllMocks());
 
-describe('serving with fleet.clusterProfiles', () => {
-  it('refuses to start (exit 2) rather than serve without the members the config names', async () => {
+describe('the export controller with fleet.clusterProfiles', () => {
+  it('refuses to start (exit 2) rather than run without the members the profiles name', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcip-fleet-serve-'));
     const config = join(dir, 'router.yaml');
     writeFileSync(
@@ -19,15 +19,17 @@ describe('serving with fleet.clusterProfiles', () => {
         'fleet: {clusterProfiles: {namespace: fleet-system, providerFile: providers.json}}',
       ].join('\n'),
     );
+    const inRouter = join(dir, 'router-exporting.yaml');
+    writeFileSync(inRouter, `${readFileSync(config, 'utf8')}\nexportController: {enabled: true}\n`);
     const stderr: string[] = [];
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
       stderr.push(String(chunk));
       return true;
     });
-    for (const flags of [[], ['--export-controller']]) {
+    for (const args of [['--config', config, '--export-controller'], ['--config', inRouter]]) {
       stderr.length = 0;
-      expect(await main(['--config', config, ...flags])).toBe(2);
-      expect(stderr.join('')).toBe(`mcip-router: cannot start: ${FLEET_CHECK_ONLY}\n`);
+      expect(await main(args)).toBe(2);
+      expect(stderr.join('')).toBe(`mcip-router: cannot start: ${FLEET_NO_EXPORT}\n`);
     }
   });
 });

@@ -4,20 +4,18 @@
  * own bearer token, and the secretreader-style test plugin printing that token
  * for the cluster the profile's exec extension names.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { routerConfigSchema } from '../../src/config/schema.js';
 import { FleetMembers } from '../../src/runtime/fleet-members.js';
 import type { ClusterState, SourceError } from '../../src/sources/types.js';
-import { KubeApiServer, writeKubeconfig } from '../harness/kube-apiserver.js';
+import type { KubeApiServer } from '../harness/kube-apiserver.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTestCa } from '../helpers/pki.js';
-import { pool, silent } from '../sources/kubernetes/kube-fixtures.js';
+import { FleetEnv } from '../sources/fleet/fleet-env.js';
 import { HEALTHY, clusterProfile } from '../sources/fleet/profile-fixtures.js';
-
-const PLUGINS = resolve(import.meta.dirname, '../fixtures/credential-plugins');
+import { pool, silent } from '../sources/kubernetes/kube-fixtures.js';
 
 class Recorder {
   readonly states = new Map<string, ClusterState>();
@@ -34,52 +32,25 @@ class Recorder {
   }
 }
 
-let dir: string;
-let hub: KubeApiServer;
-const members = new Map<string, KubeApiServer>();
-let fleet: FleetMembers | undefined;
-let rec: Recorder;
 const ca = createTestCa('fleet members CA');
 afterAll(() => ca.remove());
 
-/** A member API server (HTTPS, a certificate of the test CA) that accepts only `token-of-<name>`, whose token the plugin reads from SECRETS_DIR/<name>. */
-async function member(name: string): Promise<KubeApiServer> {
-  const s = new KubeApiServer({ token: `token-of-${name}`, tls: ca.leaf(name, ['IP:127.0.0.1']) });
-  await s.start();
-  writeFileSync(join(dir, 'secrets', name), `token-of-${name}`);
-  s.create('inferencepools', pool(`${name}-pool`));
-  members.set(name, s);
-  return s;
-}
+let env: FleetEnv;
+let hub: KubeApiServer;
+let members: Map<string, KubeApiServer>;
+let fleet: FleetMembers | undefined;
+let rec: Recorder;
 
-/** The profile of a member stand-in: its URL and the test CA as certificate-authority-data. */
-function profileFor(name: string, o: Parameters<typeof clusterProfile>[1] = {}) {
-  return clusterProfile(name, { server: members.get(name)?.url ?? 'https://unused.example', caData: ca.cert.toString('base64'), ...o });
-}
+const member = (name: string): Promise<KubeApiServer> => env.member(name);
+const profileFor = (name: string, o: Parameters<FleetEnv['profile']>[1] = {}) => env.profile(name, o);
 
 async function startFleet(extra: object = {}): Promise<FleetMembers> {
-  const providerFile = join(dir, 'providers.json');
-  const execConfig = {
-    apiVersion: 'client.authentication.k8s.io/v1',
-    command: process.execPath,
-    args: [join(PLUGINS, 'secret-reader.mjs')],
-    env: [{ name: 'SECRETS_DIR', value: join(dir, 'secrets') }],
-    provideClusterInfo: true,
-  };
-  writeFileSync(providerFile, JSON.stringify({ providers: [{ name: 'secretreader', execConfig }] }));
   const config = routerConfigSchema.parse({
     clusterName: 'local',
     gateways: [{ namespace: 'default', name: 'gw' }],
-    clusters: [{ name: 'local', manifests: { paths: [dir] } }],
+    clusters: [{ name: 'local', manifests: { paths: [env.dir] } }],
     kubernetes: { coalesceMs: 10, coalesceMaxMs: 50, initialSyncTimeoutMs: 5_000, backoffInitialMs: 50, backoffMaxMs: 200 },
-    fleet: {
-      clusterProfiles: {
-        hub: { kubeconfig: await writeKubeconfig(dir, { server: hub.url }, 'hub-kubeconfig') },
-        namespace: 'fleet-system',
-        providerFile,
-        ...extra,
-      },
-    },
+    fleet: { clusterProfiles: await env.clusterProfiles('secret-reader.mjs', extra) },
   });
   fleet = new FleetMembers(config, rec, silent);
   await fleet.start();
@@ -87,19 +58,16 @@ async function startFleet(extra: object = {}): Promise<FleetMembers> {
 }
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mcip-fleet-'));
-  mkdirSync(join(dir, 'secrets'));
-  hub = new KubeApiServer();
-  await hub.start();
+  env = await new FleetEnv(ca).start();
+  hub = env.hub;
+  members = env.members;
   rec = new Recorder();
 });
 
 afterEach(async () => {
   await fleet?.stop();
   fleet = undefined;
-  await hub.close();
-  for (const s of members.values()) await s.close();
-  members.clear();
+  await env.close();
 });
 
 describe('FleetMembers', () => {
@@ -179,7 +147,7 @@ describe('FleetMembers', () => {
     expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
     // The member rotates its token: the plugin's store has the new one; open watches are cut.
     a.acceptToken('rotated-token');
-    writeFileSync(join(dir, 'secrets', 'cluster-a'), 'rotated-token');
+    writeFileSync(join(env.dir, 'secrets', 'cluster-a'), 'rotated-token');
     a.dropWatches();
     a.create('inferencepools', pool('after-rotation'));
     await eventually(() => expect(rec.pools('cluster-a')).toEqual(['after-rotation', 'cluster-a-pool']), 10_000);
