@@ -6,7 +6,8 @@
  * a route attached to no served Gateway, ...); 2 a
  * member's manifests could not be loaded at all (unreadable files). After the table, one
  * `warning:` line per weakened security setting (e.g. epp.tls.insecureSkipVerify) and per pool
- * without a load signal; warnings do not change the exit code.
+ * without a load signal; warnings do not change the exit code. With fleet.clusterProfiles the
+ * members the hub's ClusterProfiles name are loaded too, and a fleet section follows (check-fleet.ts).
  */
 import type { RouterConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
@@ -17,6 +18,7 @@ import { formatRoutingTable } from '../snapshot/describe.js';
 import { createObjectSource } from '../sources/create-source.js';
 import type { ClusterState, SourceError } from '../sources/types.js';
 import { toSourceError } from '../runtime/load-sources.js';
+import { loadFleet } from './check-fleet.js';
 
 export const CHECK_OK = 0;
 export const CHECK_ROUTE_ERRORS = 1;
@@ -48,12 +50,19 @@ export async function runCheck(config: RouterConfig, logger: Logger): Promise<Ch
     }
     if (state) states.push(state);
   }
-  if (errors.length > 0) return { code: CHECK_LOAD_ERRORS, output: formatErrors(errors) };
-  const { snapshot, diagnostics } = buildSnapshot({ config, clusters: states, version: 1 });
+  const fleet = await loadFleet(config, logger);
+  if (fleet) {
+    states.push(...fleet.states);
+    errors.push(...fleet.errors);
+  }
+  const section = fleet?.section ?? '';
+  if (errors.length > 0) return { code: CHECK_LOAD_ERRORS, output: formatErrors(errors) + section };
+  const routing = fleet?.config ?? config;
+  const { snapshot, diagnostics } = buildSnapshot({ config: routing, clusters: states, version: 1 });
   const failed = diagnostics.some((d) => d.severity === 'error');
   // Weakened security and pools without a load signal: warnings, never a failed check.
-  const warnings = configWarnings(config, [...snapshot.candidates.values()].map((c) => planCandidate(c, config)));
-  return { code: failed ? CHECK_ROUTE_ERRORS : CHECK_OK, output: formatRoutingTable(snapshot, diagnostics) + formatWarnings(warnings) };
+  const warnings = configWarnings(routing, [...snapshot.candidates.values()].map((c) => planCandidate(c, routing)));
+  return { code: failed ? CHECK_ROUTE_ERRORS : CHECK_OK, output: formatRoutingTable(snapshot, diagnostics) + formatWarnings(warnings) + section };
 }
 
 export function formatErrors(errors: readonly SourceError[]): string {

@@ -83,6 +83,12 @@ export class MemberAnswerRules {
   private readonly byCluster = new Map<string, AnswerRules>();
 
   constructor(config?: Pick<RouterConfig, 'clusters'>) {
+    this.update(config);
+  }
+
+  /** The members changed (members from ClusterProfiles): rules for exactly these. */
+  update(config?: Pick<RouterConfig, 'clusters'>): void {
+    this.byCluster.clear();
     for (const c of config?.clusters ?? []) this.byCluster.set(c.name, memberRules(c.eppAnswers));
   }
 

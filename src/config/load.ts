@@ -51,15 +51,15 @@ function issuesFromZod(error: z.ZodError): ConfigIssue[] {
 }
 
 /**
- * Resolves file paths against the config file's directory: clusters[].manifests.paths
- * and, anywhere in the config, every string field whose key ends in "File"
+ * Resolves file paths against the config file's directory: clusters[].manifests.paths,
+ * the kubeconfig of a kubernetes source or of the fleet hub and, anywhere in the config, every string field whose key ends in "File"
  * (tls.caFile, certFile, keyFile, metrics bearerTokenFile, ...). The convention
  * keeps later additions to the schema resolved without touching this function.
  */
 function resolvePaths(cfg: RouterConfig, baseDir: string): RouterConfig {
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(baseDir, p));
   const walk = (v: unknown, key: string | undefined, parentKey: string | undefined): unknown => {
-    if (typeof v === 'string') return key?.endsWith('File') || (key === 'kubeconfig' && parentKey === 'kubernetes') ? abs(v) : v;
+    if (typeof v === 'string') return key?.endsWith('File') || (key === 'kubeconfig' && (parentKey === 'kubernetes' || parentKey === 'hub')) ? abs(v) : v;
     if (Array.isArray(v)) {
       const isManifestPaths = key === 'paths' && parentKey === 'manifests';
       return v.map((item) => (isManifestPaths && typeof item === 'string' ? abs(item) : walk(item, undefined, key)));

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { PICK_POLICIES } from './pick-policy.js';
 import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
 import { exportControllerSchema } from './export-schema.js';
+import { fleetSchema } from './fleet-schema.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
 import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
 import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
@@ -17,6 +18,7 @@ import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSche
 
 export * from './addresses.js';
 export * from './export-schema.js';
+export * from './fleet-schema.js';
 export * from './guard-schema.js';
 export * from './kubernetes-schema.js';
 export * from './limits-schema.js';
@@ -191,6 +193,8 @@ export const routerConfigSchema = z
       .prefault({}),
     /** ClusterSet members, the local cluster included. */
     clusters: z.array(clusterSchema).min(1),
+    /** More members, from a fleet manager (ClusterProfiles on a hub). */
+    fleet: fleetSchema.prefault({}),
     extProc: extProcSchema.prefault({}),
     manifests: z
       .strictObject({

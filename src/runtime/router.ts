@@ -26,7 +26,8 @@ import { snapshotToJson } from '../snapshot/describe.js';
 import type { EppTarget } from '../snapshot/types.js';
 import { startTracing } from '../telemetry/tracing.js';
 import { SnapshotStore } from './snapshot-store.js';
-import { startSources } from './load-sources.js';
+import type { FleetMembers } from './fleet-members.js';
+import { StartupError, startSources } from './load-sources.js';
 import { relayAnswering, startPickerListeners, type PickerListeners } from './picker-listeners.js';
 
 export interface RouterOptions {
@@ -73,6 +74,36 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   );
   for (const e of sources.degraded) store.reportError(e);
   const kubernetesSources = kube ? sources.sources.filter((s) => s instanceof kube.KubernetesSource) : [];
+  // Each member's destination rules: for its EPPs' answers, and for the addresses its host names resolve to.
+  const answerRules = new MemberAnswerRules(config);
+  // Members from ClusterProfiles join clusters[] as the hub names them (fleet-members.ts); started before the first snapshot.
+  let fleet: FleetMembers | undefined;
+  if (config.fleet.clusterProfiles) {
+    const { FleetMembers, withFleetMembers } = await import('./fleet-members.js');
+    fleet = new FleetMembers(
+      config,
+      {
+        onState: (s) => store.applyState(s),
+        onError: (e) => store.reportError(e),
+        // setMembers drops the states of members no longer named.
+        onRemoved: () => undefined,
+        onMembers: (names) => {
+          const members = withFleetMembers(config, names);
+          answerRules.update(members);
+          store.setMembers(members);
+        },
+      },
+      logger.child({ component: 'fleet' }),
+    );
+    try {
+      await fleet.start();
+    } catch (err) {
+      await fleet.stop();
+      await sources.stop();
+      store.stop();
+      throw new StartupError(`fleet.clusterProfiles: ${err instanceof Error ? err.message : String(err)}`, []);
+    }
+  }
   const first = store.release();
 
   // Probing and scraping run on timers, off the request path; one prober per distinct EPP/parent.
@@ -83,8 +114,9 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     saturation: config.picker.saturation,
     files: credentialFiles,
   });
-  signals.update(first);
-  store.onSnapshot((s) => signals.update(s));
+  // With members from ClusterProfiles the members change: probes and scrapes follow the store's clusters[].
+  signals.update(first, fleet ? store.members() : undefined);
+  store.onSnapshot((s) => signals.update(s, fleet ? store.members() : undefined));
 
   let controller: ImportControllerHandle | undefined;
   let gatewayStatus: GatewayStatusDuty | undefined;
@@ -121,8 +153,6 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     exporter = await startExportFromConfig(config, { logger, registry: metrics.registry });
   }
 
-  // Each member's destination rules: for its EPPs' answers, and for the addresses its host names resolve to.
-  const answerRules = new MemberAnswerRules(config);
   const eppClients = new EppClientPool({
     maxMessageBytes: config.extProc.maxMessageBytes,
     connectTimeoutMs: config.extProc.eppConnectTimeoutMs,
@@ -203,6 +233,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
             ? { leader: controller.isLeader(), controllerName: config.controller.gatewayStatus.controllerName, writes: gatewayStatus.counts() }
             : { enabled: false },
           security: posture.members,
+          fleet: fleet ? fleet.debug() : { enabled: false },
         }),
       '/debug/exports': () => (exporter ? json(200, exporter.debug()) : json(404, { error: 'the export controller is not enabled (exportController.enabled)' })),
       '/debug/routes': () => {
@@ -240,6 +271,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     await exporter?.stop();
     signals.stop();
     eppClients.close();
+    await fleet?.stop();
     await sources.stop();
     store.stop();
     await tracing?.shutdown();
@@ -280,6 +312,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       ]);
       await controller?.stop();
       await exporter?.stop();
+      await fleet?.stop();
       await sources.stop();
       store.stop();
       signals.stop();

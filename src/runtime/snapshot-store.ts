@@ -33,7 +33,7 @@ export class SnapshotStore {
   private held = true;
 
   constructor(
-    private readonly config: RouterConfig,
+    private config: RouterConfig,
     private readonly logger: Logger,
     private readonly observer: SnapshotObserver,
   ) {}
@@ -111,6 +111,26 @@ export class SnapshotStore {
     this.lastErrors.set(error.cluster, error);
     this.observer.sourceRejected(error.cluster, error.reason);
     this.logger.error(ctx, `change to cluster ${error.cluster} rejected, last good state keeps serving: ${error.message}`);
+  }
+
+  /**
+   * The members changed at run time (fleet.clusterProfiles): `config` is the router config with
+   * the current members in clusters[]. States of clusters no longer in it are dropped.
+   */
+  setMembers(config: RouterConfig): void {
+    this.config = config;
+    const names = new Set(config.clusters.map((c) => c.name));
+    for (const cluster of [...this.states.keys()]) {
+      if (names.has(cluster)) continue;
+      this.states.delete(cluster);
+      this.lastErrors.delete(cluster);
+    }
+    this.schedule();
+  }
+
+  /** The router config with the current members (what the last snapshot was built from). */
+  members(): RouterConfig {
+    return this.config;
   }
 
   /** Start building: until then updates only accumulate (start-up loads every source first). */

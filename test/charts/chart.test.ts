@@ -204,6 +204,7 @@ const NOT_FROM_CHART: Record<string, string> = {
   admin: '/debug/* stays on loopback (listen.debug): the chart never exposes it',
   credentials: 'the file poll interval: its default suits Secret rotation',
   'clusters[].kubernetes.allowExecPlugins': 'kubeconfig Secrets must be self-contained: the image has no credential plugins',
+  fleet: 'members from ClusterProfiles run the credential plugins of a provider file, which the image does not ship',
 };
 
 describe('router config coverage', () => {

@@ -9,6 +9,7 @@ import type { Json } from './kube-apiserver-patch.js';
 import { PatchError, jsonPatch, mergePatch } from './kube-apiserver-patch.js';
 import type { KubeObj, KubeStore, ResourceDef } from './kube-apiserver-store.js';
 import { ApiError, RESOURCES, apiVersionOf } from './kube-apiserver-store.js';
+import { labelMatcher } from './kube-apiserver-selector.js';
 import { startWatch, type WatchStream } from './kube-apiserver-watch.js';
 
 export interface RequestRecord {
@@ -174,7 +175,8 @@ function applyPatch(def: ResourceDef, before: KubeObj, type: string, body: unkno
 
 function list(store: KubeStore, def: ResourceDef, namespace: string | undefined, q: URLSearchParams): object {
   const rv = store.resourceVersion;
-  let items = store.list(def.plural, namespace);
+  const matches = labelMatcher(q.get('labelSelector'));
+  let items = store.list(def.plural, namespace).filter((o) => matches(o.metadata.labels as Record<string, unknown> | undefined));
   let start = 0;
   const token = q.get('continue');
   if (token) {
@@ -190,6 +192,7 @@ function list(store: KubeStore, def: ResourceDef, namespace: string | undefined,
   items = items.slice(start, end);
   // Like the real server, core lists carry no per-item kind/apiVersion.
   if (def.group === '') items = items.map(({ kind: _k, apiVersion: _a, ...rest }) => rest as KubeObj);
+  else items = items.map((o) => ({ ...o, apiVersion: apiVersionOf(def) }));
   const cont = more ? { continue: Buffer.from(JSON.stringify({ rv, start: end })).toString('base64url') } : {};
   return { kind: `${def.kind}List`, apiVersion: apiVersionOf(def), metadata: { resourceVersion: String(rv), ...cont }, items };
 }

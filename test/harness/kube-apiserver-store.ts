@@ -33,6 +33,9 @@ export const RESOURCES: readonly ResourceDef[] = [
   { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gatewayclasses', kind: 'GatewayClass', namespaced: false, status: true },
   { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true, status: true },
   { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true, status: false },
+  // One resource served in two versions (same objects, like a CRD with two served versions).
+  { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'clusterprofiles', kind: 'ClusterProfile', namespaced: true, status: true },
+  { group: 'multicluster.x-k8s.io', version: 'v1alpha2', plural: 'clusterprofiles', kind: 'ClusterProfile', namespaced: true, status: true },
 ];
 
 export function apiVersionOf(def: ResourceDef): string {
@@ -58,6 +61,8 @@ export interface StoreEvent {
   readonly namespace: string;
   readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
   readonly object: KubeObj;
+  /** MODIFIED: the object before the change (a label-selector watch turns it into ADDED or DELETED). */
+  readonly previous?: KubeObj;
 }
 
 const keyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -187,7 +192,7 @@ export class KubeStore {
     if (JSON.stringify(next) === JSON.stringify(current)) return clone(current);
     next.metadata.resourceVersion = String(++this.rv);
     store.set(keyOf(namespace, name), next);
-    this.emit({ rv: this.rv, plural: def.plural, namespace, type: 'MODIFIED', object: next });
+    this.emit({ rv: this.rv, plural: def.plural, namespace, type: 'MODIFIED', object: next, previous: current });
     return clone(next);
   }
 

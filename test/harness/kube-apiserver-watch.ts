@@ -7,12 +7,15 @@
  *   compacted history -> 410 Gone (an ERROR event in a 200 stream, or HTTP 410).
  * - allowWatchBookmarks=true: BOOKMARK events (on demand) carrying the current resourceVersion.
  * - timeoutSeconds: the server ends the stream cleanly after that long.
+ * - labelSelector: only matching objects; an object that stops matching is DELETED for
+ *   the stream, one that starts matching ADDED (as the real watch cache filters).
  * - lagMs: live events reach the stream that much after the change (a watch cache
  *   behind etcd, as a loaded real server's is); order is kept.
  */
 import type { ServerResponse } from 'node:http';
 import type { KubeObj, KubeStore, ResourceDef, StoreEvent } from './kube-apiserver-store.js';
 import { apiVersionOf } from './kube-apiserver-store.js';
+import { labelMatcher } from './kube-apiserver-selector.js';
 
 export interface WatchStream {
   readonly plural: string;
@@ -46,6 +49,16 @@ export function startWatch(res: ServerResponse, w: WatchRequest): WatchStream {
   const rvParam = query.get('resourceVersion') ?? '';
   const bookmarks = query.get('allowWatchBookmarks') === 'true';
   const timeoutSeconds = Number(query.get('timeoutSeconds') ?? 0);
+  const matches = labelMatcher(query.get('labelSelector'));
+  const selected = (o: KubeObj | undefined): boolean => o !== undefined && matches(o.metadata.labels as Record<string, unknown> | undefined);
+  /** The event this stream sees for a store event, if any. */
+  const filtered = (e: StoreEvent): StoreEvent | undefined => {
+    const now = selected(e.object);
+    if (e.type !== 'MODIFIED') return now ? e : undefined;
+    const before = selected(e.previous);
+    if (now) return before ? e : { ...e, type: 'ADDED' };
+    return before ? { ...e, type: 'DELETED' } : undefined;
+  };
   let closed = false;
   let unsubscribe: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -114,12 +127,17 @@ export function startWatch(res: ServerResponse, w: WatchRequest): WatchStream {
   res.flushHeaders();
   // Replay and subscribe in the same tick: the store emits synchronously, so nothing falls in between.
   if (from === undefined) {
-    for (const o of store.list(def.plural, namespace)) write('ADDED', withType(def, o));
+    for (const o of store.list(def.plural, namespace)) if (selected(o)) write('ADDED', withType(def, o));
   } else {
-    for (const e of store.eventsSince(def.plural, from, namespace)) write(e.type, withType(def, e.object));
+    for (const e of store.eventsSince(def.plural, from, namespace)) {
+      const seen = filtered(e);
+      if (seen) write(seen.type, withType(def, seen.object));
+    }
   }
   unsubscribe = store.subscribe((e: StoreEvent) => {
-    if (e.plural === def.plural && (namespace === undefined || e.namespace === namespace)) live(e.type, withType(def, e.object));
+    if (e.plural !== def.plural || (namespace !== undefined && e.namespace !== namespace)) return;
+    const seen = filtered(e);
+    if (seen) live(seen.type, withType(def, seen.object));
   });
   if (timeoutSeconds > 0) timer = setTimeout(() => finish('end'), timeoutSeconds * 1000);
   return stream;

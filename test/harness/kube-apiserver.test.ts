@@ -202,4 +202,38 @@ describe('hang()', () => {
     expect(cls.body.status.conditions[0].type).toBe('Accepted');
     expect(cls.body.spec.controllerName).toBe('example.com/gw');
   });
+
+  it('labelSelector: lists and watches only matching objects; a relabelled object is ADDED or DELETED for the watch; a bad selector is 400', async () => {
+    const PROFILES = '/apis/multicluster.x-k8s.io/v1alpha1/namespaces/fleet/clusterprofiles';
+    const profile = (name: string, labels: Record<string, string>) => ({ metadata: { name, namespace: 'fleet', labels }, spec: { clusterManager: { name: 'm' } } });
+    server.create('clusterprofiles', profile('a', { 'x-k8s.io/cluster-manager': 'ocm', tier: 'gpu' }));
+    server.create('clusterprofiles', profile('b', { 'x-k8s.io/cluster-manager': 'fleet' }));
+    server.create('clusterprofiles', profile('c', {}));
+    const names = async (selector: string): Promise<string[]> =>
+      (await call('GET', `${PROFILES}?labelSelector=${encodeURIComponent(selector)}`)).body.items.map((i: Record<string, any>) => i.metadata.name);
+    expect(await names('x-k8s.io/cluster-manager=ocm')).toEqual(['a']);
+    expect(await names('x-k8s.io/cluster-manager!=ocm')).toEqual(['b', 'c']);
+    expect(await names('x-k8s.io/cluster-manager in (ocm, fleet),!tier')).toEqual(['b']);
+    expect(await names('x-k8s.io/cluster-manager notin (ocm)')).toEqual(['b', 'c']);
+    expect(await names('tier')).toEqual(['a']);
+    expect((await call('GET', `${PROFILES}?labelSelector=${encodeURIComponent('a in b')}`)).status).toBe(400);
+    const v2 = await call('GET', '/apis/multicluster.x-k8s.io/v1alpha2/namespaces/fleet/clusterprofiles');
+    expect(v2.body.items.map((i: Record<string, any>) => i.apiVersion)).toEqual(Array(3).fill('multicluster.x-k8s.io/v1alpha2'));
+
+    const rv = server.store.resourceVersion;
+    const events = watchEvents(`${PROFILES}?watch=true&resourceVersion=${rv}&labelSelector=${encodeURIComponent('x-k8s.io/cluster-manager=ocm')}`, 3);
+    await new Promise((r) => setTimeout(r, 50));
+    const b = server.get('clusterprofiles', 'fleet', 'b')!;
+    server.update('clusterprofiles', { ...b, metadata: { ...b.metadata, labels: { 'x-k8s.io/cluster-manager': 'ocm' } } });
+    const c = server.get('clusterprofiles', 'fleet', 'c')!;
+    server.update('clusterprofiles', { ...c, metadata: { ...c.metadata, labels: { other: 'x' } } });
+    const a = server.get('clusterprofiles', 'fleet', 'a')!;
+    server.update('clusterprofiles', { ...a, metadata: { ...a.metadata, labels: {} } });
+    server.delete('clusterprofiles', 'fleet', 'b');
+    expect((await events).map((e) => [e.type, e.object.metadata.name])).toEqual([
+      ['ADDED', 'b'],
+      ['DELETED', 'a'],
+      ['DELETED', 'b'],
+    ]);
+  });
 });

@@ -9,8 +9,9 @@
  * are read and never answered (a half-open server); a test may answer chosen
  * requests itself (answerWith).
  */
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { ApiState, RequestRecord, Responder, WriteContext } from './kube-apiserver-http.js';
 import { handleRequest, sendError } from './kube-apiserver-http.js';
@@ -29,6 +30,8 @@ export interface KubeApiServerOptions {
   readonly token?: string;
   /** How an expired resourceVersion on watch is answered: an ERROR event in a 200 stream (default, like the watch cache) or HTTP 410. */
   readonly goneMode?: 'event' | 'http';
+  /** Serve HTTPS with this certificate (PEM), as a real API server does; default plain HTTP. */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
 }
 
 export class KubeApiServer {
@@ -46,13 +49,22 @@ export class KubeApiServer {
   private readonly held = new Set<ServerResponse>();
   goneMode: 'event' | 'http';
   private watchLagMs = 0;
+  private token: string | undefined;
+  private readonly tls: KubeApiServerOptions['tls'];
 
-  constructor(private readonly options: KubeApiServerOptions = {}) {
+  constructor(options: KubeApiServerOptions = {}) {
     this.goneMode = options.goneMode ?? 'event';
+    this.token = options.token;
+    this.tls = options.tls;
+  }
+
+  /** From now on only this bearer token is accepted (a rotated or revoked credential); open watches keep running, as on a real server. */
+  acceptToken(token: string | undefined): void {
+    this.token = token;
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<string> {
@@ -225,9 +237,10 @@ export class KubeApiServer {
   // ---- HTTP ----
 
   private listen(): Promise<void> {
-    const server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
       handleRequest(this.state, req, res).catch((err: unknown) => sendError(res, err));
-    });
+    };
+    const server: Server = this.tls ? createTlsServer({ cert: this.tls.cert, key: this.tls.key }, handler) : createServer(handler);
     server.on('connection', (sock) => {
       this.sockets.add(sock);
       sock.on('close', () => this.sockets.delete(sock));
@@ -248,7 +261,7 @@ export class KubeApiServer {
     return {
       store: this.store,
       requests: this.requests,
-      token: this.options.token,
+      token: this.token,
       goneMode: this.goneMode,
       watchLagMs: () => this.watchLagMs,
       uninstalled: this.uninstalled,

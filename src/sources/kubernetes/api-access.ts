@@ -47,6 +47,20 @@ export class WatchRequestError extends Error {
   }
 }
 
+/**
+ * A bearer token that changes (a credential plugin's): asked for on every request, told when
+ * the API server refused it (401) so the next request gets a new one.
+ */
+export interface BearerCredential {
+  get(): Promise<string>;
+  invalidate(): void;
+}
+
+/** The bearer credential could not give a token: the request was not sent. */
+export class CredentialError extends Error {
+  override readonly name = 'CredentialError';
+}
+
 export type WatchEventHandler = (type: string, object: Record<string, unknown>) => void;
 /** `established`: the server had answered 200 (an end after that is routine, whatever ended it). */
 export type WatchDone = (err: unknown, established: boolean) => void;
@@ -65,9 +79,30 @@ export function timeoutSignal(ms: number): AbortSignal {
 }
 
 export class BoundedKubeConfig extends KubeConfig {
-  constructor(readonly bounds: RequestBounds) {
+  /** `bearer`: a token for every request instead of the kubeconfig user's credentials. */
+  constructor(
+    readonly bounds: RequestBounds,
+    private readonly bearer?: BearerCredential,
+  ) {
     super();
   }
+
+  /** The kubeconfig user's credentials, or the bearer credential's token. */
+  private async authenticate(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    if (!this.bearer) return;
+    let token: string;
+    try {
+      token = await this.bearer.get();
+    } catch (err) {
+      throw new CredentialError(err instanceof Error ? err.message : String(err));
+    }
+    context.setHeaderParam('Authorization', `Bearer ${token}`);
+  }
+
+  private readonly refused = (statusCode: number): void => {
+    if (statusCode === 401) this.bearer?.invalidate();
+  };
 
   /**
    * Called by the generated clients for every request: adds the timeout and the size bound next
@@ -75,12 +110,13 @@ export class BoundedKubeConfig extends KubeConfig {
    * proxy), or the global one it would otherwise have used.
    */
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    await super.applySecurityAuthentication(context);
+    await this.authenticate(context);
     if (!context.getSignal()) context.setSignal(timeoutSignal(this.bounds.requestTimeoutMs));
     context.setHeaderParam(IDENTITY_ENCODING.name, IDENTITY_ENCODING.value);
     const chosen = (context.getDispatcher() as Dispatcher | undefined) ?? getGlobalDispatcher();
     // A page of a list (asOneList) counts against the list's bound with its other pages.
-    context.setDispatcher(boundResponses(chosen, this.bounds.maxResponseBytes, currentList()) as Parameters<RequestContext['setDispatcher']>[0]);
+    const bounded = boundResponses(chosen, this.bounds.maxResponseBytes, currentList(), this.bearer ? this.refused : undefined);
+    context.setDispatcher(bounded as Parameters<RequestContext['setDispatcher']>[0]);
   }
 
   readonly watch: WatchFn = async (path, query, onEvent, done) => {
@@ -115,10 +151,16 @@ export class BoundedKubeConfig extends KubeConfig {
       controller.abort();
     };
     const context = new RequestContext(url.toString(), HttpMethod.GET);
-    await super.applySecurityAuthentication(context);
+    try {
+      await this.authenticate(context);
+    } catch (err) {
+      finish(err);
+      return controller;
+    }
     arm(requestTimeoutMs, () => controller.abort(new RequestTimeoutError(requestTimeoutMs)));
     try {
       const response = await fetch(url, { headers: context.getHeaders(), dispatcher: context.getDispatcher(), signal: controller.signal });
+      this.refused(response.status);
       if (response.status !== 200) throw new WatchRequestError(response.status, (await readPrefix(response.body, MAX_ERROR_BODY_BYTES)).slice(0, 2000));
       const body = response.body;
       if (!body) throw new Error('watch response has no body');

@@ -5,7 +5,7 @@
  * DOMException `code` is not an HTTP status; an answer refused for its size or
  * encoding is neither) into the reasons the router reports.
  */
-import { RequestTimeoutError } from './api-access.js';
+import { CredentialError, RequestTimeoutError } from './api-access.js';
 import { responseRefusal } from './response-bound.js';
 import type { ResourceSpec } from './resources.js';
 import { resourceName } from './resources.js';
@@ -66,6 +66,7 @@ export function classifyError(err: unknown, spec?: ResourceSpec): Failure {
     const own = err instanceof RequestTimeoutError ? err : cause instanceof RequestTimeoutError ? cause : undefined;
     return { reason: 'timeout', message: `${what}: ${own?.message ?? 'request timed out'}` };
   }
+  if (err instanceof CredentialError) return { reason: 'auth', message: `${what}: no credentials: ${err.message}` };
   const refusal = responseRefusal(err);
   if (refusal) return { reason: 'too-large', message: `${spec ? `list of ${what}` : what}: ${refusal.message}` };
   const status = httpStatusOf(err);

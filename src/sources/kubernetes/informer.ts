@@ -29,19 +29,22 @@ export type InformerStatus =
   | { readonly state: 'synced' }
   | { readonly state: 'failed'; readonly failure: Failure };
 
-export interface StoreEntry {
+export interface StoreEntry<T = DecodeResult> {
   readonly resourceVersion: string;
-  readonly result: DecodeResult;
+  readonly result: T;
 }
 
-export interface InformerDeps {
+/** `T`: what decode() makes of an object (the router's kinds: a DecodeResult). */
+export interface InformerDeps<T = DecodeResult> {
   readonly spec: ResourceSpec;
   readonly namespace: string | undefined;
+  /** Only objects matching this label selector (list and watch); absent: all. */
+  readonly labelSelector?: string;
   readonly list: ListFn;
   readonly watch: WatchFn;
   readonly backoff: Backoff;
   readonly limiter: TokenBucket;
-  readonly decode: (raw: RawObject, spec: ResourceSpec) => DecodeResult;
+  readonly decode: (raw: RawObject, spec: ResourceSpec) => T;
   /** The store changed (objects added, modified or removed). */
   readonly onChange: () => void;
   readonly onStatus: (status: InformerStatus) => void;
@@ -55,8 +58,8 @@ type WatchOutcome = { type: 'gone' } | { type: 'error'; err: unknown } | { type:
 const keyOf = (raw: RawObject): string => `${String(raw.metadata?.namespace ?? '')}/${String(raw.metadata?.name ?? '')}`;
 const rvOf = (raw: RawObject): string => String(raw.metadata?.resourceVersion ?? '');
 
-export class ResourceInformer {
-  readonly store = new Map<string, StoreEntry>();
+export class ResourceInformer<T = DecodeResult> {
+  readonly store = new Map<string, StoreEntry<T>>();
   private resourceVersion = '';
   private needList = true;
   private stopped = false;
@@ -67,7 +70,7 @@ export class ResourceInformer {
   private readonly settled: Promise<void>;
   private settle!: () => void;
 
-  constructor(private readonly d: InformerDeps) {
+  constructor(private readonly d: InformerDeps<T>) {
     this.settled = new Promise((r) => (this.settle = r));
   }
 
@@ -103,7 +106,7 @@ export class ResourceInformer {
       if (this.needList) {
         try {
           await this.d.limiter.take();
-          const result = await this.d.list(this.d.spec, this.d.namespace);
+          const result = await this.d.list(this.d.spec, this.d.namespace, this.d.labelSelector);
           if (this.stopped) return;
           this.replace(result.items);
           this.resourceVersion = result.resourceVersion;
@@ -183,6 +186,7 @@ export class ResourceInformer {
       const query = {
         resourceVersion: this.resourceVersion,
         allowWatchBookmarks: true,
+        ...(this.d.labelSelector ? { labelSelector: this.d.labelSelector } : {}),
         ...(this.d.watchTimeoutSeconds ? { timeoutSeconds: this.d.watchTimeoutSeconds } : {}),
       };
       this.d.limiter

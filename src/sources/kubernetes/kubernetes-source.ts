@@ -21,13 +21,8 @@ import { ResourceInformer, type InformerStatus } from './informer.js';
 import { createLister, type ListFn, type RawObject } from './lister.js';
 import { CLUSTER_SCOPED_KINDS, RESOURCE_SPECS, collectionPath, resourceName, type ResourceSpec } from './resources.js';
 
-export interface KubernetesSourceOptions {
-  readonly cluster: string;
-  /** A bounded KubeConfig (loadKubeConfig), or a function building one (called in start(); a throw rejects start() with reason 'read'). */
-  readonly kubeConfig: BoundedKubeConfig | (() => BoundedKubeConfig);
-  readonly kinds: readonly ObjectKind[];
-  /** Empty = all namespaces. */
-  readonly namespaces: readonly string[];
+/** How list and watch run (the config's kubernetes block, a member's qps/burst): shared by everything watching an API server. */
+export interface WatchPacing {
   readonly coalesceMs: number;
   readonly coalesceMaxMs: number;
   readonly initialSyncTimeoutMs: number;
@@ -37,6 +32,15 @@ export interface KubernetesSourceOptions {
   readonly burst?: number;
   /** Server-side watch timeout (default 5 to 10 minutes, randomised). */
   readonly watchTimeoutSeconds?: number;
+}
+
+export interface KubernetesSourceOptions extends WatchPacing {
+  readonly cluster: string;
+  /** A bounded KubeConfig (loadKubeConfig), or a function building one (called in start(); a throw rejects start() with reason 'read'). */
+  readonly kubeConfig: BoundedKubeConfig | (() => BoundedKubeConfig);
+  readonly kinds: readonly ObjectKind[];
+  /** Empty = all namespaces. */
+  readonly namespaces: readonly string[];
   /** Already bound to the cluster (src/runtime/load-sources.ts): lines add no cluster key of their own. */
   readonly logger?: Logger;
   /** Injectable LIST (tests). */

@@ -18,7 +18,8 @@ export interface ListResult {
   readonly resourceVersion: string;
 }
 
-export type ListFn = (spec: ResourceSpec, namespace: string | undefined) => Promise<ListResult>;
+/** `labelSelector`: only matching objects (custom resources and Services alike). */
+export type ListFn = (spec: ResourceSpec, namespace: string | undefined, labelSelector?: string) => Promise<ListResult>;
 
 interface Page {
   items: RawObject[];
@@ -32,8 +33,8 @@ export function createLister(kc: KubeConfig, pageSize = PAGE_SIZE): ListFn {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
 
-  const customPage = async (s: ResourceSpec, namespace: string | undefined, cont: string | undefined): Promise<Page> => {
-    const common = { group: s.group, version: s.version, plural: s.plural, limit: pageSize, _continue: cont };
+  const customPage = async (s: ResourceSpec, namespace: string | undefined, cont: string | undefined, labelSelector: string | undefined): Promise<Page> => {
+    const common = { group: s.group, version: s.version, plural: s.plural, limit: pageSize, _continue: cont, ...(labelSelector ? { labelSelector } : {}) };
     const list = (namespace === undefined
       ? await custom.listClusterCustomObject(common)
       : await custom.listNamespacedCustomObject({ ...common, namespace })) as {
@@ -43,23 +44,21 @@ export function createLister(kc: KubeConfig, pageSize = PAGE_SIZE): ListFn {
     return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion ?? '', continueToken: list.metadata?.continue || undefined };
   };
 
-  const servicePage = async (namespace: string | undefined, cont: string | undefined): Promise<Page> => {
-    const list =
-      namespace === undefined
-        ? await core.listServiceForAllNamespaces({ limit: pageSize, _continue: cont })
-        : await core.listNamespacedService({ namespace, limit: pageSize, _continue: cont });
+  const servicePage = async (namespace: string | undefined, cont: string | undefined, labelSelector: string | undefined): Promise<Page> => {
+    const common = { limit: pageSize, _continue: cont, ...(labelSelector ? { labelSelector } : {}) };
+    const list = namespace === undefined ? await core.listServiceForAllNamespaces(common) : await core.listNamespacedService({ namespace, ...common });
     // Typed objects -> plain JSON (Dates become RFC 3339 strings; the Service models keep JSON field names).
     const items = JSON.parse(JSON.stringify(list.items ?? [])) as RawObject[];
     return { items, resourceVersion: list.metadata?.resourceVersion ?? '', continueToken: list.metadata?._continue || undefined };
   };
 
-  return (s, namespace) =>
+  return (s, namespace, labelSelector) =>
     asOneList(async () => {
       const items: RawObject[] = [];
       let cont: string | undefined;
       let resourceVersion = '';
       do {
-        const page = s.group === GROUP_CORE ? await servicePage(namespace, cont) : await customPage(s, namespace, cont);
+        const page = s.group === GROUP_CORE ? await servicePage(namespace, cont, labelSelector) : await customPage(s, namespace, cont, labelSelector);
         items.push(...page.items);
         // Every page of one list is served at the first page's resourceVersion.
         if (resourceVersion === '') resourceVersion = page.resourceVersion;

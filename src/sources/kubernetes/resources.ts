@@ -6,24 +6,25 @@ import type { ObjectKind } from '../../model/types.js';
 import { GROUP_CORE, GROUP_GATEWAY, GROUP_INFERENCE, GROUP_INFERENCE_X } from '../../model/types.js';
 
 export interface ResourceSpec {
-  readonly kind: ObjectKind;
+  /** One of the router's kinds (RESOURCE_SPECS), or another resource read with the same machinery (ClusterProfile). */
+  readonly kind: string;
   readonly group: string;
   readonly version: string;
   readonly plural: string;
   readonly apiVersion: string;
 }
 
-function spec(kind: ObjectKind, group: string, version: string, plural: string): ResourceSpec {
+export function resourceSpec(kind: string, group: string, version: string, plural: string): ResourceSpec {
   return { kind, group, version, plural, apiVersion: group === GROUP_CORE ? version : `${group}/${version}` };
 }
 
 export const RESOURCE_SPECS: Readonly<Record<ObjectKind, ResourceSpec>> = {
-  InferencePool: spec('InferencePool', GROUP_INFERENCE, 'v1', 'inferencepools'),
-  InferencePoolImport: spec('InferencePoolImport', GROUP_INFERENCE_X, 'v1alpha1', 'inferencepoolimports'),
-  HTTPRoute: spec('HTTPRoute', GROUP_GATEWAY, 'v1', 'httproutes'),
-  Gateway: spec('Gateway', GROUP_GATEWAY, 'v1', 'gateways'),
-  GatewayClass: spec('GatewayClass', GROUP_GATEWAY, 'v1', 'gatewayclasses'),
-  Service: spec('Service', GROUP_CORE, 'v1', 'services'),
+  InferencePool: resourceSpec('InferencePool', GROUP_INFERENCE, 'v1', 'inferencepools'),
+  InferencePoolImport: resourceSpec('InferencePoolImport', GROUP_INFERENCE_X, 'v1alpha1', 'inferencepoolimports'),
+  HTTPRoute: resourceSpec('HTTPRoute', GROUP_GATEWAY, 'v1', 'httproutes'),
+  Gateway: resourceSpec('Gateway', GROUP_GATEWAY, 'v1', 'gateways'),
+  GatewayClass: resourceSpec('GatewayClass', GROUP_GATEWAY, 'v1', 'gatewayclasses'),
+  Service: resourceSpec('Service', GROUP_CORE, 'v1', 'services'),
 };
 
 /** The local cluster: everything routing and the import controller need. */

@@ -76,11 +76,12 @@ class BoundedResponse implements Dispatcher.DispatchHandler {
   private refused = false;
   private readonly tally: ReadTally;
 
-  /** `list`: the tally of the list this answer is a page of (shared with its other pages). */
+  /** `list`: the tally of the list this answer is a page of (shared with its other pages); `onStatus` sees each answer's status. */
   constructor(
     private readonly inner: Dispatcher.DispatchHandler,
     private readonly maxBytes: number,
     list: ReadTally | undefined,
+    private readonly onStatus?: (statusCode: number) => void,
   ) {
     this.tally = list ?? { read: 0, pages: 0 };
     this.tally.pages++;
@@ -95,6 +96,7 @@ class BoundedResponse implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
+    this.onStatus?.(statusCode);
     const refusal = refuseByHeaders(headers, this.maxBytes, this.tally);
     if (refusal) return this.refuse(controller, refusal);
     this.inner.onResponseStart?.(controller, statusCode, headers, statusMessage);
@@ -122,14 +124,14 @@ class BoundedResponse implements Dispatcher.DispatchHandler {
   }
 }
 
-/** An interceptor bounding each answer's body to `maxBytes`, or with `list` the pages of that list together. */
-export function responseSizeLimit(maxBytes: number, list?: ReadTally): Dispatcher.DispatcherComposeInterceptor {
-  return (dispatch) => (opts, handler) => dispatch(opts, new BoundedResponse(handler, maxBytes, list));
+/** An interceptor bounding each answer's body to `maxBytes`, or with `list` the pages of that list together; `onStatus` sees each answer's HTTP status. */
+export function responseSizeLimit(maxBytes: number, list?: ReadTally, onStatus?: (statusCode: number) => void): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts, handler) => dispatch(opts, new BoundedResponse(handler, maxBytes, list, onStatus));
 }
 
-/** `dispatcher` with every answer bounded to `maxBytes` (its connection settings untouched); `list` as in responseSizeLimit. */
-export function boundResponses(dispatcher: Dispatcher, maxBytes: number, list?: ReadTally): Dispatcher {
-  return dispatcher.compose(responseSizeLimit(maxBytes, list));
+/** `dispatcher` with every answer bounded to `maxBytes` (its connection settings untouched); `list` and `onStatus` as in responseSizeLimit. */
+export function boundResponses(dispatcher: Dispatcher, maxBytes: number, list?: ReadTally, onStatus?: (statusCode: number) => void): Dispatcher {
+  return dispatcher.compose(responseSizeLimit(maxBytes, list, onStatus));
 }
 
 /** The error behind a failed request, if it is one of ours (fetch wraps it: "fetch failed" / "terminated", cause ...). */

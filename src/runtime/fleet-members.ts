@@ -1,0 +1,270 @@
+/**
+ * Members from a fleet manager: the ClusterProfiles of one hub namespace,
+ * each read with a token from the operator's credential plugin. Follows the
+ * hub live:
+ *
+ * - a profile that becomes a member gets its own Kubernetes source (the
+ *   remote kinds, the namespaces of fleet.clusterProfiles.members), connected
+ *   to the server its access provider gives, with a bearer token the provider
+ *   file's plugin prints for it (no kubeconfig, no Secret on the hub);
+ * - a profile removed (or no longer selected, or refused) stops its source,
+ *   and the listener hears the member is gone (onRemoved);
+ * - a changed connection (server, CA, plugin call) restarts the member;
+ * - a profile not ControlPlaneHealthy is an outage: the member's state is
+ *   empty (its pools get no traffic) and its last objects are held back until
+ *   it is healthy again; the reason is reported as the member's source error;
+ * - a profile no provider of the file can serve is reported and not started.
+ *
+ * Applying plans is serialized: one plan at a time, in the order they came.
+ */
+import type { ClusterConfig, ClusterProfilesConfig, RouterConfig } from '../config/schema.js';
+import { ExecTokenSource, type ExecTokenStatus } from '../credentials/exec-token.js';
+import { type ProviderFile, loadProviderFile, planPluginCall } from '../credentials/provider-file.js';
+import type { Logger } from '../log.js';
+import type { ClusterProfile, MemberPlan } from '../sources/fleet/cluster-profile.js';
+import { memberKubeConfig } from '../sources/fleet/member-kubeconfig.js';
+import { ClusterProfileWatch, type HubStatus } from '../sources/fleet/profile-watch.js';
+import { KubernetesSource, REMOTE_KINDS, loadKubeConfig } from '../sources/kubernetes/index.js';
+import type { ClusterState, SourceError, SourceListener } from '../sources/types.js';
+import { toSourceError } from './load-sources.js';
+
+/**
+ * A member from a profile as routing sees it: the members template of fleet.clusterProfiles.
+ * It has no `kubernetes` settings: those would name a kubeconfig, and the member's metrics
+ * scrapes would fall back to the router's own default credentials; its objects come from
+ * FleetMembers, and a scrape token only from epp.metrics.bearerTokenFile.
+ */
+export function fleetClusterConfig(cp: ClusterProfilesConfig, cluster: string): ClusterConfig {
+  const m = cp.members;
+  return {
+    name: cluster,
+    epp: m.epp,
+    eppAnswers: m.eppAnswers,
+    parentProbe: m.parentProbe,
+    failOpen: { endpoints: [] },
+    addressOverrides: { services: [], gateways: [] },
+  };
+}
+
+/** The config with the fleet's members added to clusters[] (what routing sees). */
+export function withFleetMembers(config: RouterConfig, members: readonly string[]): RouterConfig {
+  const cp = config.fleet.clusterProfiles;
+  if (!cp || members.length === 0) return config;
+  return { ...config, clusters: [...config.clusters, ...members.map((name) => fleetClusterConfig(cp, name))] };
+}
+
+export interface FleetListener extends SourceListener {
+  /** The member is no longer in the fleet: forget its state. */
+  onRemoved(cluster: string): void;
+  /** After each plan: every member the profiles name (serving, in an outage, or without credentials). */
+  onMembers?(clusters: readonly string[]): void;
+}
+
+/** What /debug/sources and --check show per member (never a token). */
+export interface FleetMemberView {
+  readonly cluster: string;
+  readonly profile: string;
+  readonly state: 'serving' | 'outage' | 'no-credentials';
+  readonly message?: string;
+  readonly provider?: string;
+  readonly server?: string;
+  readonly credential?: ExecTokenStatus;
+}
+
+interface Running {
+  profile: ClusterProfile;
+  readonly key: string;
+  readonly tokens: ExecTokenSource;
+  readonly source: KubernetesSource;
+  lastState: ClusterState | undefined;
+  healthy: boolean;
+}
+
+export class FleetMembers {
+  private readonly running = new Map<string, Running>();
+  private readonly unserved = new Map<string, FleetMemberView>();
+  private refused: MemberPlan['refused'] = [];
+  private watch: ClusterProfileWatch | undefined;
+  private providerFile: ProviderFile | undefined;
+  private applying: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private readonly cp: ClusterProfilesConfig;
+
+  constructor(
+    private readonly config: RouterConfig,
+    private readonly listener: FleetListener,
+    private readonly logger: Logger,
+  ) {
+    const cp = config.fleet.clusterProfiles;
+    if (!cp) throw new Error('fleet.clusterProfiles is not configured');
+    this.cp = cp;
+  }
+
+  /** Reads the provider file (a bad one rejects: the operator's input), lists the hub and starts the members it names. */
+  async start(): Promise<void> {
+    this.providerFile = loadProviderFile(this.cp.providerFile);
+    const k = this.config.kubernetes;
+    this.watch = new ClusterProfileWatch({
+      kubeConfig: loadKubeConfig(this.cp.hub, { cluster: 'fleet hub', warn: (m) => this.logger.warn(m) }),
+      namespace: this.cp.namespace,
+      labelSelector: this.cp.labelSelector,
+      apiVersion: this.cp.apiVersion,
+      staticMembers: new Set(this.config.clusters.map((c) => c.name)),
+      coalesceMs: k.coalesceMs,
+      coalesceMaxMs: k.coalesceMaxMs,
+      initialSyncTimeoutMs: k.initialSyncTimeoutMs,
+      backoffInitialMs: k.backoffInitialMs,
+      backoffMaxMs: k.backoffMaxMs,
+      ...(this.cp.hub.qps !== undefined ? { qps: this.cp.hub.qps } : {}),
+      ...(this.cp.hub.burst !== undefined ? { burst: this.cp.hub.burst } : {}),
+      logger: this.logger.child({ component: 'fleet-hub' }),
+    });
+    const first = await this.watch.start((plan) => void this.apply(plan));
+    if (first) await this.apply(first);
+    else this.logger.warn({ hub: this.watch.status() }, 'fleet hub not synced at start: serving the static members; ClusterProfile members follow once the hub answers');
+  }
+
+  /** The hub's watch status, the members and the refused profiles. */
+  debug(): { hub: HubStatus | undefined; members: FleetMemberView[]; refused: MemberPlan['refused'] } {
+    const members: FleetMemberView[] = [...this.unserved.values()];
+    for (const [cluster, r] of this.running) {
+      members.push({
+        cluster,
+        profile: r.profile.ref,
+        state: r.healthy ? 'serving' : 'outage',
+        ...(r.healthy ? {} : { message: r.profile.health.message }),
+        provider: r.tokens.call.provider,
+        server: r.tokens.call.cluster.server,
+        credential: r.tokens.status(),
+      });
+    }
+    members.sort((a, b) => a.cluster.localeCompare(b.cluster));
+    return { hub: this.watch?.status(), members, refused: this.refused };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.watch?.stop();
+    await this.applying;
+    await Promise.allSettled([...this.running.values()].map((r) => r.source.stop()));
+    this.running.clear();
+  }
+
+  private apply(plan: MemberPlan): Promise<void> {
+    this.applying = this.applying.then(() => this.reconcile(plan)).catch((err: unknown) => this.logger.error({ err }, 'applying the fleet member plan failed'));
+    return this.applying;
+  }
+
+  private async reconcile(plan: MemberPlan): Promise<void> {
+    if (this.stopped || !this.providerFile) return;
+    for (const r of plan.refused) if (!this.refused.some((x) => x.message === r.message)) this.logger.warn({ profile: r.ref }, r.message);
+    this.refused = plan.refused;
+    const starts: Promise<void>[] = [];
+    const wanted = new Set<string>();
+    for (const [cluster, profile] of plan.members) {
+      wanted.add(cluster);
+      const call = planPluginCall(this.providerFile, profile.ref, profile.accessProviders, profile.credentialProviders);
+      if (!call.ok) {
+        if (this.running.has(cluster)) await this.remove(cluster);
+        this.unserved.set(cluster, { cluster, profile: profile.ref, state: 'no-credentials', message: call.message });
+        this.listener.onError({ cluster, reason: 'auth', message: call.message, errors: [] });
+        continue;
+      }
+      this.unserved.delete(cluster);
+      const key = JSON.stringify([call.call.command, call.call.args, call.call.env, call.call.execInfo, call.call.cluster]);
+      const current = this.running.get(cluster);
+      if (current && current.key !== key) await this.remove(cluster);
+      const running = this.running.get(cluster);
+      if (running) {
+        this.setHealth(cluster, running, profile);
+        continue;
+      }
+      starts.push(this.add(cluster, profile, key, new ExecTokenSource({
+        call: call.call,
+        settings: this.cp.plugins,
+        onRefreshError: (err) => this.logger.warn({ cluster }, `token refresh failed, the current token is used until it expires: ${err.message}`),
+      })));
+    }
+    for (const cluster of [...this.running.keys(), ...this.unserved.keys()]) {
+      if (!wanted.has(cluster)) await this.remove(cluster);
+    }
+    this.listener.onMembers?.([...wanted].sort());
+    await Promise.all(starts);
+  }
+
+  private async add(cluster: string, profile: ClusterProfile, key: string, tokens: ExecTokenSource): Promise<void> {
+    const m = this.cp.members;
+    const log = this.logger.child({ cluster });
+    const source = new KubernetesSource({
+      cluster,
+      kubeConfig: () => memberKubeConfig(cluster, tokens.call.cluster, m, tokens, (msg) => log.warn(msg)),
+      kinds: REMOTE_KINDS,
+      namespaces: m.namespaces,
+      ...this.pacing(),
+      ...(m.qps !== undefined ? { qps: m.qps } : {}),
+      ...(m.burst !== undefined ? { burst: m.burst } : {}),
+      logger: log,
+    });
+    const entry: Running = { profile, key, tokens, source, lastState: undefined, healthy: profile.health.healthy };
+    this.running.set(cluster, entry);
+    log.info({ profile: profile.ref, provider: tokens.call.provider, server: tokens.call.cluster.server }, 'fleet member added');
+    if (!entry.healthy) this.outage(cluster, entry);
+    const forward: SourceListener = {
+      onState: (s) => {
+        if (this.running.get(cluster) !== entry) return;
+        entry.lastState = s;
+        if (entry.healthy) this.listener.onState(s);
+      },
+      onError: (e) => {
+        if (this.running.get(cluster) === entry) this.listener.onError(e);
+      },
+    };
+    await source.start(forward).catch((err: unknown) => {
+      if (this.running.get(cluster) === entry) this.listener.onError(toSourceError(cluster, err));
+    });
+  }
+
+  private setHealth(cluster: string, r: Running, profile: ClusterProfile): void {
+    const was = r.healthy;
+    r.profile = profile;
+    r.healthy = profile.health.healthy;
+    if (was && !r.healthy) this.outage(cluster, r);
+    else if (!was && r.healthy) {
+      this.logger.info({ cluster, profile: profile.ref }, 'fleet member healthy again: serving its objects');
+      if (r.lastState) this.listener.onState(r.lastState);
+    }
+  }
+
+  /** The member gets no traffic: an empty state, and the reason as its source error. */
+  private outage(cluster: string, r: Running): void {
+    const message = `ClusterProfile ${r.profile.ref}: ${r.profile.health.message}: cluster ${cluster} is treated as an outage (no traffic) until it is healthy`;
+    this.logger.warn({ cluster, profile: r.profile.ref }, message);
+    const empty: ClusterState = { cluster, objects: [], errors: [], stale: false, revision: `outage:${r.profile.ref}:${Date.now()}` };
+    this.listener.onState(empty);
+    const error: SourceError = { cluster, reason: 'connect', message, errors: [] };
+    this.listener.onError(error);
+  }
+
+  private async remove(cluster: string): Promise<void> {
+    const r = this.running.get(cluster);
+    const unserved = this.unserved.delete(cluster);
+    if (!r && !unserved) return;
+    this.running.delete(cluster);
+    if (r) {
+      await r.source.stop();
+      this.logger.info({ cluster, profile: r.profile.ref }, 'fleet member removed');
+    }
+    this.listener.onRemoved(cluster);
+  }
+
+  private pacing() {
+    const k = this.config.kubernetes;
+    return {
+      coalesceMs: k.coalesceMs,
+      coalesceMaxMs: k.coalesceMaxMs,
+      initialSyncTimeoutMs: k.initialSyncTimeoutMs,
+      backoffInitialMs: k.backoffInitialMs,
+      backoffMaxMs: k.backoffMaxMs,
+    };
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Members from ClusterProfiles end to end over real HTTP: a hub API server
+ * stand-in holding the profiles, one stand-in per member that accepts only its
+ * own bearer token, and the secretreader-style test plugin printing that token
+ * for the cluster the profile's exec extension names.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { routerConfigSchema } from '../../src/config/schema.js';
+import { FleetMembers } from '../../src/runtime/fleet-members.js';
+import type { ClusterState, SourceError } from '../../src/sources/types.js';
+import type { KubeApiServer } from '../harness/kube-apiserver.js';
+import { eventually } from '../helpers/eventually.js';
+import { createTestCa } from '../helpers/pki.js';
+import { FleetEnv } from '../sources/fleet/fleet-env.js';
+import { HEALTHY, clusterProfile } from '../sources/fleet/profile-fixtures.js';
+import { pool, silent } from '../sources/kubernetes/kube-fixtures.js';
+
+class Recorder {
+  readonly states = new Map<string, ClusterState>();
+  readonly errors: SourceError[] = [];
+  readonly removed: string[] = [];
+  onState = (s: ClusterState): void => void this.states.set(s.cluster, s);
+  onError = (e: SourceError): void => void this.errors.push(e);
+  onRemoved = (c: string): void => {
+    this.removed.push(c);
+    this.states.delete(c);
+  };
+  pools(cluster: string): string[] {
+    return (this.states.get(cluster)?.objects ?? []).filter((o) => o.kind === 'InferencePool').map((o) => o.metadata.name).sort();
+  }
+}
+
+const ca = createTestCa('fleet members CA');
+afterAll(() => ca.remove());
+
+let env: FleetEnv;
+let hub: KubeApiServer;
+let members: Map<string, KubeApiServer>;
+let fleet: FleetMembers | undefined;
+let rec: Recorder;
+
+const member = (name: string): Promise<KubeApiServer> => env.member(name);
+const profileFor = (name: string, o: Parameters<FleetEnv['profile']>[1] = {}) => env.profile(name, o);
+
+async function startFleet(extra: object = {}): Promise<FleetMembers> {
+  const config = routerConfigSchema.parse({
+    clusterName: 'local',
+    gateways: [{ namespace: 'default', name: 'gw' }],
+    clusters: [{ name: 'local', manifests: { paths: [env.dir] } }],
+    kubernetes: { coalesceMs: 10, coalesceMaxMs: 50, initialSyncTimeoutMs: 5_000, backoffInitialMs: 50, backoffMaxMs: 200 },
+    fleet: { clusterProfiles: await env.clusterProfiles('secret-reader.mjs', extra) },
+  });
+  fleet = new FleetMembers(config, rec, silent);
+  await fleet.start();
+  return fleet;
+}
+
+beforeEach(async () => {
+  env = await new FleetEnv(ca).start();
+  hub = env.hub;
+  members = env.members;
+  rec = new Recorder();
+});
+
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+  await env.close();
+});
+
+describe('FleetMembers', () => {
+  it("starts a member per profile, reading it with the plugin's token; follows profiles added and removed", async () => {
+    await member('cluster-a');
+    await member('cluster-b');
+    hub.create('clusterprofiles', profileFor('cluster-a'));
+    hub.create('clusterprofiles', profileFor('cluster-b'));
+    const f = await startFleet();
+    expect([rec.pools('cluster-a'), rec.pools('cluster-b')]).toEqual([['cluster-a-pool'], ['cluster-b-pool']]);
+    expect(f.debug().members.map((m) => [m.cluster, m.state, m.provider, m.credential?.runs])).toEqual([
+      ['cluster-a', 'serving', 'secretreader', 1],
+      ['cluster-b', 'serving', 'secretreader', 1],
+    ]);
+    expect(JSON.stringify(f.debug())).not.toMatch(/token-of/);
+
+    await member('cluster-c');
+    hub.create('clusterprofiles', profileFor('cluster-c'));
+    await eventually(() => expect(rec.pools('cluster-c')).toEqual(['cluster-c-pool']), 5_000);
+    members.get('cluster-c')!.create('inferencepools', pool('late-pool'));
+    await eventually(() => expect(rec.pools('cluster-c')).toEqual(['cluster-c-pool', 'late-pool']), 5_000);
+
+    hub.delete('clusterprofiles', 'fleet-system', 'cluster-b');
+    await eventually(() => expect(rec.removed).toEqual(['cluster-b']), 5_000);
+    await eventually(() => expect(members.get('cluster-b')!.watchCount()).toBe(0), 5_000);
+    expect(f.debug().members.map((m) => m.cluster)).toEqual(['cluster-a', 'cluster-c']);
+  });
+
+  it('a profile that is not ControlPlaneHealthy is an outage: no objects until it is healthy again', async () => {
+    await member('cluster-a');
+    hub.create('clusterprofiles', profileFor('cluster-a'));
+    const f = await startFleet();
+    expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
+    const sick = { type: 'ControlPlaneHealthy', status: 'False', reason: 'ManagedClusterLeaseUpdateStopped', message: 'lease not updated', lastTransitionTime: '2026-01-02T00:00:00Z' };
+    hub.updateStatus('clusterprofiles', profileFor('cluster-a', { conditions: [sick] }));
+    await eventually(() => expect(rec.pools('cluster-a')).toEqual([]), 5_000);
+    expect(rec.errors.at(-1)?.message).toBe(
+      'ClusterProfile fleet-system/cluster-a: ControlPlaneHealthy is False (ManagedClusterLeaseUpdateStopped): lease not updated: cluster cluster-a is treated as an outage (no traffic) until it is healthy',
+    );
+    expect(f.debug().members[0]).toMatchObject({ cluster: 'cluster-a', state: 'outage' });
+    hub.updateStatus('clusterprofiles', profileFor('cluster-a', { conditions: [HEALTHY] }));
+    await eventually(() => expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']), 5_000);
+    expect(f.debug().members[0]?.state).toBe('serving');
+  });
+
+  it('refuses a second profile claiming a cluster and a profile naming a static member; keeps serving the first', async () => {
+    await member('cluster-a');
+    hub.create('clusterprofiles', profileFor('cluster-a'));
+    hub.create('clusterprofiles', clusterProfile('impostor', { server: 'https://elsewhere.example', properties: { 'cluster.clusterset.k8s.io': 'cluster-a' } }));
+    hub.create('clusterprofiles', clusterProfile('local', { server: 'https://local.example' }));
+    const f = await startFleet();
+    expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
+    expect(f.debug().refused.map((r) => r.message).sort()).toEqual([
+      'ClusterProfile fleet-system/impostor: cluster "cluster-a" is already claimed by ClusterProfile fleet-system/cluster-a',
+      'ClusterProfile fleet-system/local: cluster "local" is a static member (clusters[]); the static entry is used',
+    ]);
+    expect(rec.states.has('local')).toBe(false);
+  });
+
+  it('reads only the selected profiles; a profile whose provider is not in the provider file is reported, not started', async () => {
+    await member('cluster-a');
+    await member('cluster-b');
+    hub.create('clusterprofiles', profileFor('cluster-a', { labels: { 'x-k8s.io/cluster-manager': 'kubefleet' } }));
+    hub.create('clusterprofiles', profileFor('cluster-b'));
+    hub.create('clusterprofiles', clusterProfile('cluster-x', { server: 'https://x.example', provider: 'cp-creds', labels: { 'x-k8s.io/cluster-manager': 'kubefleet' } }));
+    const f = await startFleet({ labelSelector: 'x-k8s.io/cluster-manager=kubefleet' });
+    expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
+    expect(rec.states.has('cluster-b')).toBe(false);
+    expect(f.debug().members.find((m) => m.cluster === 'cluster-x')).toMatchObject({ state: 'no-credentials', message: expect.stringMatching(/none of its access providers \(cp-creds\)/) });
+    expect(rec.errors.find((e) => e.cluster === 'cluster-x')?.reason).toBe('auth');
+  });
+
+  it('a token the member refuses (401) is fetched again from the plugin', async () => {
+    const a = await member('cluster-a');
+    hub.create('clusterprofiles', profileFor('cluster-a'));
+    const f = await startFleet();
+    expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
+    // The member rotates its token: the plugin's store has the new one; open watches are cut.
+    a.acceptToken('rotated-token');
+    writeFileSync(join(env.dir, 'secrets', 'cluster-a'), 'rotated-token');
+    a.dropWatches();
+    a.create('inferencepools', pool('after-rotation'));
+    await eventually(() => expect(rec.pools('cluster-a')).toEqual(['after-rotation', 'cluster-a-pool']), 10_000);
+    expect(f.debug().members[0]?.credential?.runs).toBeGreaterThanOrEqual(2);
+  });
+
+  it('reads ClusterProfiles in the configured version', async () => {
+    await member('cluster-a');
+    hub.create('clusterprofiles', profileFor('cluster-a'));
+    await startFleet({ apiVersion: 'v1alpha2' });
+    expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
+    await fleet?.stop();
+    const f = await startFleet({ apiVersion: 'v1beta1' });
+    expect(f.debug().hub).toMatchObject({ resource: 'clusterprofiles.multicluster.x-k8s.io/v1beta1', state: 'failed', reason: 'missing-crd' });
+  });
+});
