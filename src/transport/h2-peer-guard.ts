@@ -42,7 +42,8 @@ export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits
 function cut(session: Http2Session, reason: PeerCutReason | undefined, onCut: OnPeerCut): boolean {
   if (reason === undefined || session.destroyed) return false;
   const remote = `${session.socket?.remoteAddress ?? 'unknown'}:${session.socket?.remotePort ?? 0}`;
-  session.destroy(undefined, h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  session.destroy();
   onCut(reason, remote);
   return true;
 }

@@ -31,6 +31,7 @@ import type { FailureReason } from '../../src/signals/types.js';
 import type { GuardReason } from '../../src/protocol/answer-guard.js';
 import { createExtProcServer, type ExtProcServer, type ExtProcServerOptions } from '../../src/extproc/server.js';
 import type { HeaderModifier } from '../../src/model/types.js';
+import type { PeerCutReason } from '../../src/transport/peer-guard.js';
 import type { RoutingSnapshot } from '../../src/snapshot/types.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
 import { seededRandom } from '../helpers/random.js';
@@ -86,6 +87,10 @@ export class RecordingObserver implements DataPathObserver {
   readonly guarded: { cluster: string; reason: GuardReason }[] = [];
   eppAnswerGuarded(cluster: string, reason: GuardReason): void {
     this.guarded.push({ cluster, reason });
+  }
+  readonly peerCuts: PeerCutReason[] = [];
+  peerCut(reason: PeerCutReason): void {
+    this.peerCuts.push(reason);
   }
   outcomes(): string[] {
     return this.finished.map((f) => f.outcome);

@@ -49,7 +49,7 @@ export function grpcRequestBlock(path: string, tls: boolean): Buffer {
 export interface RawH2Client {
   /** Opens `count` streams (HEADERS only), each reset right after (RST_STREAM CANCEL) when `reset`; written in batches. Resolves once written. */
   open(count: number, o: { reset: boolean; path?: string }): Promise<number>;
-  /** The GOAWAY the server sent, if any. */
+  /** The first GOAWAY the server sent, if any. */
   readonly goaway: { errorCode: number; lastStreamId: number } | undefined;
   /** RST_STREAMs the server sent. */
   readonly resetsReceived: number;
@@ -110,7 +110,7 @@ export async function rawH2Connect(host: string, port: number, tls = false): Pro
       pending = pending.subarray(9 + len);
       if (type === FRAME.SETTINGS && !(flags & FLAG.ACK)) socket.write(frame(FRAME.SETTINGS, FLAG.ACK, 0));
       else if (type === FRAME.PING && !(flags & FLAG.ACK)) socket.write(frame(FRAME.PING, FLAG.ACK, 0, payload));
-      else if (type === FRAME.GOAWAY) client.goaway = { lastStreamId: payload.readUInt32BE(0) & 0x7fffffff, errorCode: payload.readUInt32BE(4) };
+      else if (type === FRAME.GOAWAY) client.goaway ??= { lastStreamId: payload.readUInt32BE(0) & 0x7fffffff, errorCode: payload.readUInt32BE(4) };
       else if (type === FRAME.RST_STREAM) client.resetsReceived++;
     }
   });
