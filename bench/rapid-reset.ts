@@ -41,7 +41,8 @@ async function attackers(target: string, seconds: number): Promise<{ sent: numbe
   await Promise.all(
     Array.from({ length: Number(a.connections) }, async () => {
       while (performance.now() < end) {
-        const c = await rawH2Connect(h, p).catch(() => undefined);
+        // From another loopback address: another peer than the victim.
+        const c = await rawH2Connect(h, p, false, '127.0.0.2').catch(() => undefined);
         if (!c) continue;
         stats.connections++;
         // In 10 ms ticks at --rate, so the attackers' own CPU is the same whatever the router does.
@@ -50,7 +51,8 @@ async function attackers(target: string, seconds: number): Promise<{ sent: numbe
           stats.sent += await c.open(perTick, { reset: true });
           await new Promise((r) => setTimeout(r, Math.max(0, next + 10 - performance.now())));
         }
-        const code = c.goaway === undefined ? 'none' : c.goaway.errorCode === 0xb ? 'ENHANCE_YOUR_CALM' : `code ${c.goaway.errorCode}`;
+        await new Promise((r) => setTimeout(r, 10)); // a refused reconnect does not spin
+        const code = c.goaway === undefined ? (c.framesReceived === 0 ? 'refused (cooldown)' : 'none') : c.goaway.errorCode === 0xb ? 'ENHANCE_YOUR_CALM' : `code ${c.goaway.errorCode}`;
         stats.goaways[code] = (stats.goaways[code] ?? 0) + 1;
         c.destroy();
       }

@@ -99,6 +99,8 @@ export const peerLimitsSchema = z.strictObject({
   earlyResetsPerSecond: z.number().min(0).default(100),
   /** Streams a connection may hold open without sending a message on them. */
   maxUnusedStreams: z.number().int().min(1).default(1_000),
+  /** After a cut, new connections from the same IP are closed unserved for this long (a reconnecting attacker gets no fresh burst); 0: never. */
+  cutCooldownMs: z.number().int().min(0).default(10_000),
   /** Concurrent streams per connection, advertised in SETTINGS (a client opening more is refused with GOAWAY PROTOCOL_ERROR). */
   maxStreamsPerConnection: z.number().int().min(1).default(10_000),
 });

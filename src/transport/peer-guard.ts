@@ -16,6 +16,8 @@ export interface PeerLimits {
   readonly earlyResetsPerSecond: number;
   /** Streams one connection may hold open without having sent a message on them. */
   readonly maxUnusedStreams: number;
+  /** After a cut, new connections from the same address are closed at once for this long (0: never). */
+  readonly cutCooldownMs: number;
 }
 
 export type PeerCutReason = 'early_resets' | 'unused_streams';
@@ -56,5 +58,32 @@ export class ConnectionGuard {
     this.refilledAt = t;
     this.tokens -= 1;
     return this.tokens < 0 ? 'early_resets' : undefined;
+  }
+}
+
+/** Addresses whose connection was cut, until when their new connections are refused. */
+export class CutCooldown {
+  private readonly until = new Map<string, number>();
+
+  constructor(
+    private readonly ms: number,
+    private readonly now: () => number,
+  ) {}
+
+  cut(address: string): void {
+    if (this.ms <= 0) return;
+    const t = this.now();
+    // Forget the expired ones on the way: the map holds only addresses cut in the last `ms`.
+    if (this.until.size >= 1024) for (const [a, u] of this.until) if (u <= t) this.until.delete(a);
+    this.until.set(address, t + this.ms);
+  }
+
+  /** True while `address` is cooling down. */
+  refuses(address: string): boolean {
+    const u = this.until.get(address);
+    if (u === undefined) return false;
+    if (u > this.now()) return true;
+    this.until.delete(address);
+    return false;
   }
 }

@@ -20,6 +20,7 @@ afterEach(async () => {
   sc = undefined;
 });
 
+const ATTACKER = '127.0.0.2';
 const hostPort = (address: string): [string, number] => [address.replace(/:\d+$/, ''), Number(address.split(':').pop())];
 const request = { authority: 'local.example', path: '/v1/completions', body: frames(jsonBody(512), 256) };
 
@@ -45,7 +46,8 @@ describe.each(['http2', 'grpc-js'] as const)('hostile peer on the ext_proc serve
     const before = await exchanges(sc, 40);
 
     const [host, port] = hostPort(sc.address);
-    const attackers = [await rawH2Connect(host, port), await rawH2Connect(host, port)];
+    // The attacker is another peer (another address) than the victim's Envoy.
+    const attackers = [await rawH2Connect(host, port, false, ATTACKER), await rawH2Connect(host, port, false, ATTACKER)];
     raws.push(...attackers);
     const perConnection = 50_000;
     const attack = Promise.all(attackers.map((a) => a.open(perConnection, { reset: true })));
@@ -63,10 +65,35 @@ describe.each(['http2', 'grpc-js'] as const)('hostile peer on the ext_proc serve
     await sc.settled();
   }, 60_000);
 
+  it('a peer that was cut and reconnects is closed unserved for cutCooldownMs; other peers connect meanwhile', async () => {
+    sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 10, cutCooldownMs: 1_000 } });
+    const [host, port] = hostPort(sc.address);
+    const first = await rawH2Connect(host, port, false, ATTACKER);
+    raws.push(first);
+    await first.open(100, { reset: true });
+    await first.closed;
+    expect(first.goaway?.errorCode).toBe(ENHANCE_YOUR_CALM);
+    const again = await rawH2Connect(host, port, false, ATTACKER);
+    raws.push(again);
+    await again.closed;
+    expect(again.framesReceived).toBe(0); // not even the server's SETTINGS
+    const other = await rawH2Connect(host, port, false, '127.0.0.3');
+    raws.push(other);
+    await eventually(() => expect(other.framesReceived).toBeGreaterThan(0));
+    expect(other.isClosed()).toBe(false);
+    // After the cooldown the address is served again.
+    await eventually(async () => {
+      const later = await rawH2Connect(host, port, false, ATTACKER);
+      raws.push(later);
+      await eventually(() => expect(later.framesReceived).toBeGreaterThan(0), 200);
+    }, 5_000, 100);
+    expect(sc.observer.peerCuts).toEqual(['early_resets']);
+  });
+
   it('a client holding streams it never sends on is cut past maxUnusedStreams; the streams it held are released', async () => {
     sc = await startScenario({ transport, peerLimits: { maxUnusedStreams: 50 } });
     const [host, port] = hostPort(sc.address);
-    const idle = await rawH2Connect(host, port);
+    const idle = await rawH2Connect(host, port, false, ATTACKER);
     raws.push(idle);
     await idle.open(500, { reset: false });
     await idle.closed;

@@ -53,6 +53,8 @@ export interface RawH2Client {
   readonly goaway: { errorCode: number; lastStreamId: number } | undefined;
   /** RST_STREAMs the server sent. */
   readonly resetsReceived: number;
+  /** Frames of any kind the server sent (0: closed before its SETTINGS). */
+  readonly framesReceived: number;
   /** Resolves when the connection has closed. */
   readonly closed: Promise<void>;
   isClosed(): boolean;
@@ -61,12 +63,16 @@ export interface RawH2Client {
 
 export const EXT_PROC_PATH = '/envoy.service.ext_proc.v3.ExternalProcessor/Process';
 
-/** Connects to `host:port` (TLS with ALPN h2 and no verification when `tls`), sends the preface and an empty SETTINGS. */
-export async function rawH2Connect(host: string, port: number, tls = false): Promise<RawH2Client> {
+/**
+ * Connects to `host:port` (TLS with ALPN h2 and no verification when `tls`; from `localAddress`,
+ * e.g. another loopback address to be another peer), sends the preface and an empty SETTINGS.
+ */
+export async function rawH2Connect(host: string, port: number, tls = false, localAddress?: string): Promise<RawH2Client> {
   const socket: Socket = await new Promise((resolve, reject) => {
+    const from = localAddress === undefined ? {} : { localAddress };
     const s = tls
-      ? tlsConnect({ host, port, ALPNProtocols: ['h2'], rejectUnauthorized: false, servername: 'router.test' }, () => resolve(s))
-      : netConnect({ host, port }, () => resolve(s));
+      ? tlsConnect({ host, port, ...from, ALPNProtocols: ['h2'], rejectUnauthorized: false, servername: 'router.test' }, () => resolve(s))
+      : netConnect({ host, port, ...from }, () => resolve(s));
     s.once('error', reject);
   });
   socket.on('error', () => undefined);
@@ -76,6 +82,7 @@ export async function rawH2Connect(host: string, port: number, tls = false): Pro
   const client = {
     goaway: undefined as RawH2Client['goaway'],
     resetsReceived: 0,
+    framesReceived: 0,
     closed: new Promise<void>((r) => socket.once('close', () => {
       isClosed = true;
       r();
@@ -108,6 +115,7 @@ export async function rawH2Connect(host: string, port: number, tls = false): Pro
       const flags = pending[4]!;
       const payload = pending.subarray(9, 9 + len);
       pending = pending.subarray(9 + len);
+      client.framesReceived++;
       if (type === FRAME.SETTINGS && !(flags & FLAG.ACK)) socket.write(frame(FRAME.SETTINGS, FLAG.ACK, 0));
       else if (type === FRAME.PING && !(flags & FLAG.ACK)) socket.write(frame(FRAME.PING, FLAG.ACK, 0, payload));
       else if (type === FRAME.GOAWAY) client.goaway ??= { lastStreamId: payload.readUInt32BE(0) & 0x7fffffff, errorCode: payload.readUInt32BE(4) };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionGuard } from '../../src/transport/peer-guard.js';
+import { ConnectionGuard, CutCooldown } from '../../src/transport/peer-guard.js';
 
-const limits = { earlyResetBurst: 5, earlyResetsPerSecond: 10, maxUnusedStreams: 3 };
+const limits = { earlyResetBurst: 5, earlyResetsPerSecond: 10, maxUnusedStreams: 3, cutCooldownMs: 0 };
 
 function guard(): { g: ConnectionGuard; advance(ms: number): void } {
   let t = 1000;
@@ -47,5 +47,21 @@ describe('ConnectionGuard', () => {
     g.closed(false, false);
     expect(g.opened()).toBeUndefined();
     expect(g.opened()).toBe('unused_streams');
+  });
+});
+
+describe('CutCooldown', () => {
+  it('refuses an address for the cooldown after its cut, others never; 0 turns it off', () => {
+    let t = 0;
+    const c = new CutCooldown(10_000, () => t);
+    c.cut('10.0.0.9');
+    expect([c.refuses('10.0.0.9'), c.refuses('10.0.0.8')]).toEqual([true, false]);
+    t = 9_999;
+    expect(c.refuses('10.0.0.9')).toBe(true);
+    t = 10_000;
+    expect(c.refuses('10.0.0.9')).toBe(false);
+    const off = new CutCooldown(0, () => t);
+    off.cut('10.0.0.9');
+    expect(off.refuses('10.0.0.9')).toBe(false);
   });
 });
