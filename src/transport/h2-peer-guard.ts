@@ -13,6 +13,14 @@ export type OnPeerCut = (reason: PeerCutReason, remote: string) => void;
 
 const now = (): number => performance.now();
 
+/** Sessions cut and about to be destroyed. */
+const cutSessions = new WeakSet<Http2Session>();
+
+/** True once the defence has cut `session` (its streams are not to be served). */
+export function wasCut(session: Http2Session | undefined): boolean {
+  return session !== undefined && cutSessions.has(session);
+}
+
 /** Registers the guard's listeners on `server`; call it before the server's own 'stream' listener where it can be. */
 export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits: PeerLimits, onCut: OnPeerCut): void {
   const guards = new WeakMap<Http2Session, ConnectionGuard>();
@@ -31,7 +39,7 @@ export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits
   server.on('stream', (stream: ServerHttp2Stream) => {
     const session = stream.session;
     const guard = session && guards.get(session);
-    if (!session || guard === undefined || session.destroyed) return;
+    if (!session || guard === undefined || session.destroyed || cutSessions.has(session)) return;
     if (stream.closed || stream.destroyed) {
       // Reset in the same read it was opened in.
       cut(session, guard.opened() ?? guard.closed(false, true), onCutHere);
@@ -51,10 +59,16 @@ export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits
 }
 
 function cut(session: Http2Session, reason: PeerCutReason | undefined, onCut: OnPeerCut): boolean {
-  if (reason === undefined || session.destroyed) return false;
+  if (reason === undefined || session.destroyed || cutSessions.has(session)) return false;
+  cutSessions.add(session);
   const remote = `${session.socket?.remoteAddress ?? 'unknown'}:${session.socket?.remotePort ?? 0}`;
+  // GOAWAY now: nghttp2 ignores the streams the peer opens after it. The destroy waits: this
+  // runs inside nghttp2's callbacks (a 'stream' or 'close' listener), and Node 22 aborts on a
+  // session destroyed there ("current_nghttp2_memory_ == 0").
   session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM);
-  session.destroy();
+  setImmediate(() => {
+    if (!session.destroyed) session.destroy();
+  });
   onCut(reason, remote);
   return true;
 }

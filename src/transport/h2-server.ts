@@ -19,7 +19,7 @@ import { status as Status } from '@grpc/grpc-js';
 import { EXT_PROC_PROCESS_PATH, HEALTH_SERVICE } from '../protocol/constants.js';
 import { healthService, type HealthCheckRequest } from '../protocol/services.js';
 import { GRPC_CONTENT_TYPE, parseGrpcTimeout } from './grpc-status.js';
-import { guardHttp2Server, type OnPeerCut } from './h2-peer-guard.js';
+import { guardHttp2Server, wasCut, type OnPeerCut } from './h2-peer-guard.js';
 import type { PeerLimits } from './peer-guard.js';
 import { H2ServerCall } from './server-call.js';
 import type { ServedCertificate } from './server-tls.js';
@@ -87,7 +87,7 @@ export function createH2GrpcServer(handlers: H2ServerHandlers): H2GrpcServer {
   });
   server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
     // Reset in the same read it was opened in, or its connection cut: nothing to serve.
-    if (stream.closed || stream.destroyed || stream.session?.destroyed) return;
+    if (stream.closed || stream.destroyed || stream.session?.destroyed || wasCut(stream.session)) return;
     onStream(stream, headers, handlers);
   });
   let closed: Promise<void> | undefined;
