@@ -8,6 +8,7 @@
 import type { GuardReason } from '../protocol/answer-guard.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DataPathObserver, PickCountReason } from '../extproc/observer.js';
+import type { PeerCutReason } from '../transport/peer-guard.js';
 import type { FailureReason } from '../signals/types.js';
 import type { SourceError } from '../sources/types.js';
 import type { Diagnostic, RoutingSnapshot } from '../snapshot/types.js';
@@ -70,6 +71,12 @@ export class RouterMetrics implements DataPathObserver {
     name: 'mcip_epp_answer_violations_total',
     help: 'EPP answers refused (destination_invalid, destination_denied, unsupported_answer: failed over) or trimmed (header_not_allowed, metadata_namespace, mode_override, destination_mismatch: the rest relayed), by the EPP\'s cluster and reason.',
     labelNames: ['cluster', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly peerCuts = new Counter({
+    name: 'mcip_extproc_connections_cut_total',
+    help: 'Connections to an ext_proc server cut (GOAWAY ENHANCE_YOUR_CALM) by extProc.peerLimits, by reason: early_resets (streams reset before they were answered, HTTP/2 rapid reset), unused_streams.',
+    labelNames: ['reason'] as const,
     registers: [this.registry],
   });
   private readonly eppStream = new Histogram({
@@ -227,6 +234,10 @@ export class RouterMetrics implements DataPathObserver {
 
   eppAnswerGuarded(cluster: string, reason: GuardReason): void {
     this.eppAnswersGuarded.inc({ cluster, reason });
+  }
+
+  peerCut(reason: PeerCutReason): void {
+    this.peerCuts.inc({ reason });
   }
 
   snapshotBuilt(durationSeconds: number, snapshot: RoutingSnapshot, diagnostics: readonly Diagnostic[]): void {

@@ -86,8 +86,31 @@ export const eppAnswersSchema = z.strictObject({
 
 export type EppAnswersConfig = z.output<typeof eppAnswersSchema>;
 
+/**
+ * Per-connection bounds of every Envoy-facing ext_proc server against one hostile peer
+ * (`extProc.peerLimits`). A connection past one is sent GOAWAY (ENHANCE_YOUR_CALM) and closed.
+ * A gateway never comes near them: Envoy resets each stream only after it was answered, and
+ * NGINX Gateway Fabric opens one connection per request and uses its stream at once.
+ */
+export const peerLimitsSchema = z.strictObject({
+  /** Streams a connection may open and reset before the router answered anything on them (HTTP/2 rapid reset), at once... */
+  earlyResetBurst: z.number().int().min(1).default(200),
+  /** ...and per second after that (a client cancelling before its pick was answered). */
+  earlyResetsPerSecond: z.number().min(0).default(100),
+  /** Streams a connection may hold open without sending a message on them. */
+  maxUnusedStreams: z.number().int().min(1).default(1_000),
+  /** After a cut, new connections from the same IP are closed unserved for this long (a reconnecting attacker gets no fresh burst); 0: never. */
+  cutCooldownMs: z.number().int().min(0).default(10_000),
+  /** Concurrent streams per connection, advertised in SETTINGS (a client opening more is refused with GOAWAY PROTOCOL_ERROR). */
+  maxStreamsPerConnection: z.number().int().min(1).default(10_000),
+});
+
+export type PeerLimitsConfig = z.output<typeof peerLimitsSchema>;
+
 /** Resource bounds of the ext_proc server (part of the config's `extProc` block). */
 export const streamBoundsShape = {
+  /** Hostile-peer bounds per connection (see peerLimitsSchema). */
+  peerLimits: peerLimitsSchema.prefault({}),
   /** Concurrent ext_proc streams; more are answered with an immediate 503 at once. Match Envoy's circuit breaker max_requests for the router cluster. */
   maxStreams: z.number().int().min(1).default(10_000),
   /** A stream that sends no first message within this time is ended with DEADLINE_EXCEEDED. */

@@ -5,6 +5,7 @@
 
 import type { Picked, PickReason } from '../picker/types.js';
 import type { HeaderValue } from '../protocol/codec.js';
+import type { PeerCutReason } from '../transport/peer-guard.js';
 import type { GuardReason } from '../protocol/answer-guard.js';
 import type { FailureReason } from '../signals/types.js';
 import type { Candidate } from '../snapshot/types.js';
@@ -78,6 +79,8 @@ export interface DataPathObserver {
   eppStreamFinished(cluster: string, seconds: number): void;
   /** An EPP answer was refused, or part of it dropped, by the member's answer rules. */
   eppAnswerGuarded(cluster: string, reason: GuardReason): void;
+  /** A connection to the ext_proc server was cut by the hostile-peer defence (extProc.peerLimits). */
+  peerCut?(reason: PeerCutReason): void;
 }
 
 export const noopObserver: DataPathObserver = {

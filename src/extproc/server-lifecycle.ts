@@ -4,6 +4,9 @@
  * transport supplies only its listener.
  */
 import { lstat, unlink } from 'node:fs/promises';
+import type { OnPeerCut } from '../transport/h2-peer-guard.js';
+import type { PeerLimits } from '../transport/peer-guard.js';
+import { WARN_INTERVAL_MS } from './answer-report.js';
 import { ErrorCode, RouterError } from './errors.js';
 import { HealthState } from './health.js';
 import { ExtProcStream, type EnvoyCall, type StreamDeps } from './stream.js';
@@ -89,6 +92,29 @@ export function serveExtProc(deps: StreamDeps, listener: (admit: (call: EnvoyCal
       forceStop();
       stopped ??= Promise.resolve();
       return stopped;
+    },
+  };
+}
+
+/** The hostile-peer defence of a server of `deps`: its limits, and the report of a cut (metric, and a warning at most every WARN_INTERVAL_MS). */
+export function peerDefence(deps: StreamDeps, now: () => number = Date.now): { readonly limits: PeerLimits; readonly onCut: OnPeerCut } {
+  let warnedAt = -Infinity;
+  let suppressed = 0;
+  return {
+    limits: deps.settings.peerLimits,
+    onCut(reason, remote) {
+      deps.observer.peerCut?.(reason);
+      const t = now();
+      if (t - warnedAt < WARN_INTERVAL_MS) {
+        suppressed++;
+        return;
+      }
+      warnedAt = t;
+      deps.logger.warn(
+        { reason, remote, limits: deps.settings.peerLimits, suppressedSinceLastWarning: suppressed },
+        'cut an ext_proc connection (GOAWAY ENHANCE_YOUR_CALM): the peer went past extProc.peerLimits',
+      );
+      suppressed = 0;
     },
   };
 }

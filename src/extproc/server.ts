@@ -2,22 +2,37 @@
  * The Envoy-facing gRPC server: ExternalProcessor/Process with raw (Buffer)
  * messages, and grpc.health.v1.Health, on one TCP or unix socket address.
  */
-import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
+import { Server, type ServerDuplexStream } from '@grpc/grpc-js';
 import { extProcRawService, healthService } from '../protocol/services.js';
+import { ServedCertificate, type ServerTls } from '../transport/server-tls.js';
+import { guardGrpcJsServer, grpcJsCredentials } from './grpc-js-transport.js';
 import { createH2ExtProcServer } from './h2-extproc-server.js';
-import { serveExtProc, STREAM_RESET_BURST, STREAM_RESET_RATE, type ExtProcServer } from './server-lifecycle.js';
+import { peerDefence, serveExtProc, STREAM_RESET_BURST, STREAM_RESET_RATE, type ExtProcServer } from './server-lifecycle.js';
 import type { StreamDeps } from './stream.js';
 
 export type ExtProcDeps = StreamDeps;
 export type { ExtProcServer } from './server-lifecycle.js';
+export type { ServerTls } from '../transport/server-tls.js';
 
-export function createExtProcServer(deps: ExtProcDeps): ExtProcServer {
-  if (deps.settings.transport === 'http2') return createH2ExtProcServer(deps);
+export interface ExtProcServerOptions {
+  /** TLS on this server (certificate files re-read on change, or self-signed); absent or plaintext: no TLS. */
+  readonly tls?: ServerTls;
+}
+
+/**
+ * The ext_proc server on the configured transport. With `tls` (not plaintext) the certificate
+ * files are read now: throws an Error naming the file when they are not a usable pair.
+ */
+export function createExtProcServer(deps: ExtProcDeps, options: ExtProcServerOptions = {}): ExtProcServer {
+  const cert = options.tls === undefined || options.tls.kind === 'plaintext' ? undefined : ServedCertificate.start(options.tls, deps.logger);
+  if (deps.settings.transport === 'http2') return createH2ExtProcServer(deps, cert);
+  const peer = peerDefence(deps);
   return serveExtProc(deps, (admit, health) => {
     const max = deps.settings.maxMessageBytes;
     const server = new Server({
       'grpc.max_receive_message_length': max,
       'grpc.max_send_message_length': max,
+      'grpc.max_concurrent_streams': deps.settings.peerLimits.maxStreamsPerConnection,
       // Channelz stays on here: with it off, grpc-js's forceShutdown no longer reaches open
       // sessions, and a drain that times out could not cut the streams that are left.
     });
@@ -29,12 +44,24 @@ export function createExtProcServer(deps: ExtProcDeps): ExtProcServer {
     return {
       async listen(address) {
         const port = await new Promise<number>((resolve, reject) => {
-          server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+          server.bindAsync(address, grpcJsCredentials(cert), (err, p) => (err ? reject(err) : resolve(p)));
         });
+        if (!guardGrpcJsServer(server, peer.limits, peer.onCut)) {
+          deps.logger.warn('grpc-js no longer exposes its HTTP/2 servers: the hostile-peer defence (extProc.peerLimits) is off on this server');
+        }
         return address.startsWith('unix:') ? address : address.replace(/:\d+$/, `:${port}`);
       },
-      shutdown: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
-      destroy: () => server.forceShutdown(),
+      shutdown: () =>
+        new Promise<void>((resolve) =>
+          server.tryShutdown(() => {
+            cert?.close();
+            resolve();
+          }),
+        ),
+      destroy: () => {
+        cert?.close();
+        server.forceShutdown();
+      },
     };
   });
 }

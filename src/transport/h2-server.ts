@@ -7,7 +7,9 @@
 import { EventEmitter } from 'node:events';
 import {
   constants as h2,
+  createSecureServer,
   createServer,
+  type Http2SecureServer,
   type Http2Server,
   type Http2Session,
   type IncomingHttpHeaders,
@@ -17,7 +19,10 @@ import { status as Status } from '@grpc/grpc-js';
 import { EXT_PROC_PROCESS_PATH, HEALTH_SERVICE } from '../protocol/constants.js';
 import { healthService, type HealthCheckRequest } from '../protocol/services.js';
 import { GRPC_CONTENT_TYPE, parseGrpcTimeout } from './grpc-status.js';
+import { guardHttp2Server, wasCut, type OnPeerCut } from './h2-peer-guard.js';
+import type { PeerLimits } from './peer-guard.js';
 import { H2ServerCall } from './server-call.js';
+import type { ServedCertificate } from './server-tls.js';
 
 /** What the Envoy-facing server needs from its host (the ext_proc server). */
 export interface H2ServerHandlers {
@@ -25,6 +30,14 @@ export interface H2ServerHandlers {
   /** RST_STREAMs per connection taken at once, and per second after that. */
   readonly streamResetBurst: number;
   readonly streamResetRate: number;
+  /** Advertised SETTINGS_MAX_CONCURRENT_STREAMS (nghttp2 ends a connection that opens more with GOAWAY PROTOCOL_ERROR); absent: unbounded. */
+  readonly maxConcurrentStreams?: number;
+  /** The hostile-peer defence (peer-guard.ts); absent: none. */
+  readonly peerLimits?: PeerLimits;
+  /** A connection was cut by the defence (after its GOAWAY ENHANCE_YOUR_CALM). */
+  readonly onPeerCut?: OnPeerCut;
+  /** Serve TLS (ALPN h2) with this certificate, following its changes; absent: h2c. */
+  readonly tls?: ServedCertificate;
   /** A new ExternalProcessor/Process call. */
   process(call: H2ServerCall): void;
   /** grpc.health.v1 status of `service`, or undefined for an unknown service. */
@@ -48,19 +61,35 @@ export interface H2GrpcServer {
 
 export function createH2GrpcServer(handlers: H2ServerHandlers): H2GrpcServer {
   const sessions = new Set<Http2Session>();
-  const server: Http2Server = createServer({
+  const options = {
     maxSessionMemory: 64,
     // Envoy resets every finished stream: see the grpc-js server's limits (src/extproc/server.ts).
     ...({ streamResetBurst: handlers.streamResetBurst, streamResetRate: handlers.streamResetRate } as object),
-  });
-  server.on('session', (session) => {
+    ...(handlers.maxConcurrentStreams === undefined ? {} : { settings: { maxConcurrentStreams: handlers.maxConcurrentStreams } }),
+  };
+  const tls = handlers.tls;
+  const server: Http2Server | Http2SecureServer = tls
+    ? createSecureServer({ ...options, ...tls.current(), ALPNProtocols: ['h2'], allowHTTP1: false, minVersion: 'TLSv1.2' })
+    : createServer(options);
+  if (tls) {
+    const secure = server as Http2SecureServer;
+    // New connections get the new certificate; open ones keep the one they shook hands with.
+    tls.onChange((pair) => secure.setSecureContext({ ...pair, minVersion: 'TLSv1.2' }));
+  }
+  // Before the server's own 'stream' listener: a cut session's streams are not served.
+  if (handlers.peerLimits) guardHttp2Server(server, handlers.peerLimits, handlers.onPeerCut ?? (() => {}));
+  server.on('session', (session: Http2Session) => {
     sessions.add(session);
     session.on('close', () => sessions.delete(session));
     session.on('error', () => {
       // The session closes; its streams report themselves cancelled.
     });
   });
-  server.on('stream', (stream, headers) => onStream(stream, headers, handlers));
+  server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+    // Reset in the same read it was opened in, or its connection cut: nothing to serve.
+    if (stream.closed || stream.destroyed || stream.session?.destroyed || wasCut(stream.session)) return;
+    onStream(stream, headers, handlers);
+  });
   let closed: Promise<void> | undefined;
 
   return {
@@ -86,7 +115,10 @@ export function createH2GrpcServer(handlers: H2ServerHandlers): H2GrpcServer {
           resolve();
           return;
         }
-        server.close(() => resolve());
+        server.close(() => {
+          tls?.close();
+          resolve();
+        });
         for (const s of sessions) s.close();
       });
       return closed;
@@ -94,6 +126,7 @@ export function createH2GrpcServer(handlers: H2ServerHandlers): H2GrpcServer {
     destroy() {
       if (server.listening) server.close();
       for (const s of [...sessions]) s.destroy();
+      tls?.close();
     },
   };
 }

@@ -29,8 +29,9 @@ import type { DataPathObserver, PickCountReason, StreamInfo, StreamTracer } from
 import { SignalStore } from '../../src/signals/index.js';
 import type { FailureReason } from '../../src/signals/types.js';
 import type { GuardReason } from '../../src/protocol/answer-guard.js';
-import { createExtProcServer, type ExtProcServer } from '../../src/extproc/server.js';
+import { createExtProcServer, type ExtProcServer, type ExtProcServerOptions } from '../../src/extproc/server.js';
 import type { HeaderModifier } from '../../src/model/types.js';
+import type { PeerCutReason } from '../../src/transport/peer-guard.js';
 import type { RoutingSnapshot } from '../../src/snapshot/types.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
 import { seededRandom } from '../helpers/random.js';
@@ -87,6 +88,10 @@ export class RecordingObserver implements DataPathObserver {
   eppAnswerGuarded(cluster: string, reason: GuardReason): void {
     this.guarded.push({ cluster, reason });
   }
+  readonly peerCuts: PeerCutReason[] = [];
+  peerCut(reason: PeerCutReason): void {
+    this.peerCuts.push(reason);
+  }
   outcomes(): string[] {
     return this.finished.map((f) => f.outcome);
   }
@@ -133,6 +138,10 @@ export interface ScenarioOptions {
   bounds?: Partial<Pick<ExtProcSettings, 'maxStreams' | 'firstMessageTimeoutMs' | 'maxHeldBytesPerStream' | 'heldBytesBudget'>>;
   /** Traces per stream (src/telemetry/); absent: tracing off. */
   tracer?: StreamTracer;
+  /** createExtProcServer's options (TLS on the router's port). */
+  serverOptions?: ExtProcServerOptions;
+  /** extProc.peerLimits (hostile-peer bounds). */
+  peerLimits?: Partial<ExtProcSettings['peerLimits']>;
 }
 
 export interface Scenario {
@@ -253,6 +262,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     failOpenCacheTtlMs: 300_000,
     transport: o.transport ?? scenarioTransport(),
     ...o.bounds,
+    peerLimits: { ...DEFAULT_EXT_PROC.peerLimits, ...o.peerLimits },
   } as const;
   const signals = o.signals ? new SignalStore({ config: cfg, evaluateIntervalMs: 50 }) : undefined;
   if (signals && snapshot) signals.update(snapshot);
@@ -273,7 +283,7 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     failOpen: new FailOpenEndpoints({ endpoints: staticFailOpenEndpoints(cfg) }),
     answerRules: new MemberAnswerRules(cfg),
     ...(o.tracer ? { tracer: o.tracer } : {}),
-  });
+  }, o.serverOptions);
   const address = await server.bind(o.listen ?? '127.0.0.1:0');
   server.setServing(true);
   const envoy = createEnvoyStandin(address, o.standin);

@@ -1,0 +1,74 @@
+/**
+ * Wires the hostile-peer defence (peer-guard.ts) onto a node:http2 server,
+ * ours or the ones grpc-js creates: one ConnectionGuard per session, fed by
+ * each stream's open, first message and close; a session past its limits is
+ * sent GOAWAY (ENHANCE_YOUR_CALM) and destroyed, which cancels its streams, and
+ * its address's new connections are closed unserved for cutCooldownMs.
+ */
+import { constants as h2, type Http2SecureServer, type Http2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
+import { ConnectionGuard, CutCooldown, type PeerCutReason, type PeerLimits } from './peer-guard.js';
+
+export type OnPeerCut = (reason: PeerCutReason, remote: string) => void;
+
+const now = (): number => performance.now();
+
+/** Sessions cut and about to be destroyed. */
+const cutSessions = new WeakSet<Http2Session>();
+
+/** True once the defence has cut `session` (its streams are not to be served). */
+export function wasCut(session: Http2Session | undefined): boolean {
+  return session !== undefined && cutSessions.has(session);
+}
+
+/** Registers the guard's listeners on `server`; call it before the server's own 'stream' listener where it can be. */
+export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits: PeerLimits, onCut: OnPeerCut): void {
+  const guards = new WeakMap<Http2Session, ConnectionGuard>();
+  const cooldown = new CutCooldown(limits.cutCooldownMs, now);
+  // Before any TLS or HTTP/2 work: a peer that was just cut does not get a fresh burst by reconnecting.
+  server.prependListener('connection', (socket: Socket) => {
+    if (socket.remoteAddress !== undefined && cooldown.refuses(socket.remoteAddress)) socket.destroy();
+  });
+  const onCutHere: OnPeerCut = (reason, remote) => {
+    cooldown.cut(remote.slice(0, remote.lastIndexOf(':')));
+    onCut(reason, remote);
+  };
+  server.on('session', (session: Http2Session) => {
+    guards.set(session, new ConnectionGuard(limits, now));
+  });
+  server.on('stream', (stream: ServerHttp2Stream) => {
+    const session = stream.session;
+    const guard = session && guards.get(session);
+    if (!session || guard === undefined || session.destroyed || cutSessions.has(session)) return;
+    if (stream.closed || stream.destroyed) {
+      // Reset in the same read it was opened in.
+      cut(session, guard.opened() ?? guard.closed(false, true), onCutHere);
+      return;
+    }
+    if (cut(session, guard.opened(), onCutHere)) return;
+    let used = false;
+    stream.once('data', () => {
+      used = true;
+      guard.used();
+    });
+    stream.once('close', () => {
+      // Early: the peer reset it before anything was sent on it (a status counts as an answer).
+      if (!session.destroyed) cut(session, guard.closed(used, !stream.headersSent && stream.rstCode !== h2.NGHTTP2_NO_ERROR), onCutHere);
+    });
+  });
+}
+
+function cut(session: Http2Session, reason: PeerCutReason | undefined, onCut: OnPeerCut): boolean {
+  if (reason === undefined || session.destroyed || cutSessions.has(session)) return false;
+  cutSessions.add(session);
+  const remote = `${session.socket?.remoteAddress ?? 'unknown'}:${session.socket?.remotePort ?? 0}`;
+  // GOAWAY now: nghttp2 ignores the streams the peer opens after it. The destroy waits: this
+  // runs inside nghttp2's callbacks (a 'stream' or 'close' listener), and Node 22 aborts on a
+  // session destroyed there ("current_nghttp2_memory_ == 0").
+  session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  setImmediate(() => {
+    if (!session.destroyed) session.destroy();
+  });
+  onCut(reason, remote);
+  return true;
+}

@@ -1,0 +1,89 @@
+/**
+ * The defence of an Envoy-facing HTTP/2 server against one hostile peer: per
+ * connection, streams the peer resets before the server answered anything on
+ * them ("early resets", the HTTP/2 rapid reset attack, CVE-2023-44487) are
+ * taken from a token bucket, and streams it opened without sending a message
+ * are bounded; past either the connection is cut (GOAWAY ENHANCE_YOUR_CALM).
+ * What gateways do is never counted: Envoy resets every stream only after it
+ * was answered, NGF opens a connection per request and uses each stream at
+ * once. Pure: the clock comes in.
+ */
+
+export interface PeerLimits {
+  /** Early resets one connection may make at once... */
+  readonly earlyResetBurst: number;
+  /** ...and per second after that. */
+  readonly earlyResetsPerSecond: number;
+  /** Streams one connection may hold open without having sent a message on them. */
+  readonly maxUnusedStreams: number;
+  /** After a cut, new connections from the same address are closed at once for this long (0: never). */
+  readonly cutCooldownMs: number;
+}
+
+export type PeerCutReason = 'early_resets' | 'unused_streams';
+
+/** One connection's account. */
+export class ConnectionGuard {
+  private tokens: number;
+  private refilledAt: number;
+  private unused = 0;
+  earlyResets = 0;
+
+  constructor(
+    private readonly limits: PeerLimits,
+    private readonly now: () => number,
+  ) {
+    this.tokens = limits.earlyResetBurst;
+    this.refilledAt = now();
+  }
+
+  /** A new stream, no message yet. */
+  opened(): PeerCutReason | undefined {
+    this.unused++;
+    return this.unused > this.limits.maxUnusedStreams ? 'unused_streams' : undefined;
+  }
+
+  /** The stream's first message arrived. */
+  used(): void {
+    this.unused--;
+  }
+
+  /** A stream closed; `wasUsed`: it had a message; `early`: the peer reset it before the server sent anything on it. */
+  closed(wasUsed: boolean, early: boolean): PeerCutReason | undefined {
+    if (!wasUsed) this.unused--;
+    if (!early) return undefined;
+    this.earlyResets++;
+    const t = this.now();
+    this.tokens = Math.min(this.limits.earlyResetBurst, this.tokens + ((t - this.refilledAt) / 1000) * this.limits.earlyResetsPerSecond);
+    this.refilledAt = t;
+    this.tokens -= 1;
+    return this.tokens < 0 ? 'early_resets' : undefined;
+  }
+}
+
+/** Addresses whose connection was cut, until when their new connections are refused. */
+export class CutCooldown {
+  private readonly until = new Map<string, number>();
+
+  constructor(
+    private readonly ms: number,
+    private readonly now: () => number,
+  ) {}
+
+  cut(address: string): void {
+    if (this.ms <= 0) return;
+    const t = this.now();
+    // Forget the expired ones on the way: the map holds only addresses cut in the last `ms`.
+    if (this.until.size >= 1024) for (const [a, u] of this.until) if (u <= t) this.until.delete(a);
+    this.until.set(address, t + this.ms);
+  }
+
+  /** True while `address` is cooling down. */
+  refuses(address: string): boolean {
+    const u = this.until.get(address);
+    if (u === undefined) return false;
+    if (u > this.now()) return true;
+    this.until.delete(address);
+    return false;
+  }
+}
