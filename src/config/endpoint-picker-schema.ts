@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { objectName } from './addresses.js';
+import { pickerTlsSchema } from './picker-tls-schema.js';
 import { relaySchema } from './relay-schema.js';
 
 import { PICKER_ANSWERS } from '../model/decode-picker-pool.js';
@@ -28,13 +29,7 @@ export const endpointPickerSchema = z
     /** How a pool without the mcip-router.dev/answer annotation is answered. */
     defaultAnswer: z.enum(PICKER_ANSWERS).default('relay'),
     /** TLS on the picker ports: a certificate from files (re-read on change), else self-signed at start; plaintext only when asked. */
-    tls: z
-      .strictObject({
-        certFile: z.string().min(1).optional(),
-        keyFile: z.string().min(1).optional(),
-        plaintext: z.boolean().default(false),
-      })
-      .prefault({}),
+    tls: pickerTlsSchema.prefault({}),
     /** Relay answers: where the relay listens and the key its tokens are signed with (relay-schema.ts). */
     relay: relaySchema.prefault({}),
   })
@@ -48,12 +43,6 @@ export const endpointPickerSchema = z
       if (seen.has(n)) ctx.addIssue({ code: 'custom', path: ['ports', i], message: `duplicate picker port ${n}` });
       seen.add(n);
     });
-    if ((p.tls.certFile === undefined) !== (p.tls.keyFile === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['tls'], message: 'certFile and keyFile go together' });
-    }
-    if (p.tls.plaintext && p.tls.certFile !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['tls', 'plaintext'], message: 'plaintext: true and a certificate exclude each other' });
-    }
   });
 
 export type EndpointPickerConfig = z.output<typeof endpointPickerSchema>;

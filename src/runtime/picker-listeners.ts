@@ -12,6 +12,7 @@ import { RelaySigner } from '../credentials/relay-token.js';
 import type { Logger } from '../log.js';
 import type { RelayAnswering } from '../extproc/picker-answers.js';
 import { createExtProcServer, type ExtProcDeps, type ExtProcServer } from '../extproc/server.js';
+import { serverTlsFromConfig, serviceDnsNames, type ServerTls } from '../transport/server-tls.js';
 import type { RoutingSnapshot } from '../snapshot/types.js';
 
 export interface PickerListeners {
@@ -61,11 +62,12 @@ export function relayAnswering(config: RouterConfig, files: CredentialFiles, log
 export async function startPickerListeners(config: RouterConfig, deps: ExtProcDeps, relay: RelayAnswering): Promise<PickerListeners> {
   const { ports, address } = config.endpointPicker;
   if (ports.length === 0) return NONE;
+  const tls = pickerTls(config);
   const servers: ExtProcServer[] = [];
   const addresses: string[] = [];
   try {
     for (const port of ports) {
-      const server = createPickerServer({ ...deps, endpointPicker: { port, relay }, sharesRelayWith: deps });
+      const server = createPickerServer({ ...deps, endpointPicker: { port, relay }, sharesRelayWith: deps }, tls);
       servers.push(server);
       addresses.push(await server.bind(joinHostPort(address, port)));
     }
@@ -82,7 +84,19 @@ export async function startPickerListeners(config: RouterConfig, deps: ExtProcDe
   };
 }
 
-/** The one place a picker port's server is created (its transport options go here). */
-function createPickerServer(deps: ExtProcDeps): ExtProcServer {
-  return createExtProcServer(deps);
+/**
+ * TLS on the picker ports (endpointPicker.tls): the certificate files, re-read on change, else a
+ * self-signed certificate naming the router's Service; plaintext only when asked. Each port's
+ * server follows the files on its own (a self-signed certificate is made per port: gateways do
+ * not verify it).
+ */
+export function pickerTls(config: RouterConfig): ServerTls {
+  const p = config.endpointPicker;
+  const dnsNames = p.serviceName !== undefined && p.namespace !== undefined ? serviceDnsNames(p.serviceName, p.namespace) : [];
+  return serverTlsFromConfig(p.tls, { pollIntervalMs: config.credentials.pollIntervalMs, dnsNames });
+}
+
+/** The one place a picker port's server is created. */
+function createPickerServer(deps: ExtProcDeps, tls: ServerTls): ExtProcServer {
+  return createExtProcServer(deps, { tls });
 }

@@ -47,10 +47,10 @@ describe('endpointPicker', () => {
 
   it('takes a certificate with its key, or plaintext, not both', () => {
     expect(issues(`${BASE}endpointPicker: {tls: {certFile: c}}\n`.replace('endpointPicker', 'gateways: [{namespace: d, name: g}]\nendpointPicker'))).toEqual([
-      'endpointPicker.tls: certFile and keyFile go together',
+      'endpointPicker.tls.keyFile: certFile and keyFile are set together (the certificate and its key)',
     ]);
     expect(issues(`${BASE}gateways: [{namespace: d, name: g}]\nendpointPicker: {tls: {certFile: c, keyFile: k, plaintext: true}}\n`)).toEqual([
-      'endpointPicker.tls.plaintext: plaintext: true and a certificate exclude each other',
+      'endpointPicker.tls.plaintext: plaintext: true serves no TLS: remove certFile and keyFile, or plaintext',
     ]);
   });
 });

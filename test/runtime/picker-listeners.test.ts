@@ -5,7 +5,6 @@
  * Gateway Fabric's one-shot exchange) over real sockets.
  */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +22,7 @@ import { getHeader } from '../harness/headers.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
 import { eventually } from '../helpers/eventually.js';
 import { seededRandom } from '../helpers/random.js';
+import { freePorts, pickerPoolYaml } from './picker-fixtures.js';
 
 const ENDPOINT = { llmA: '10.1.0.3:8000', llmB: '10.2.0.3:8000' };
 const FAIL_OPEN = '10.1.0.99:8000';
@@ -32,33 +32,6 @@ const RELAY = `${POD_IP}:${RELAY_PORT}`;
 const KEY = Buffer.alloc(32, 7);
 const TOKEN = 'x-mcip-relay-token';
 const DEST = 'x-gateway-destination-endpoint';
-
-/** Ports free right now (bound on port 0, then released). */
-async function freePorts(n: number): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const s = createServer();
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    out.push((s.address() as { port: number }).port);
-    await new Promise((r) => s.close(r));
-  }
-  return out;
-}
-
-/** A multi-cluster pool: an InferencePool whose endpointPickerRef names the router's Service on `port`. */
-function pickerPoolYaml(name: string, port: number, backends: string, o: { answer?: string; targetPort?: number; parentGateway?: string } = {}): string {
-  return stringify({
-    apiVersion: 'inference.networking.k8s.io/v1',
-    kind: 'InferencePool',
-    metadata: { name, namespace: 'default', annotations: { 'mcip-router.dev/backends': backends, ...(o.answer ? { 'mcip-router.dev/answer': o.answer } : {}) } },
-    spec: {
-      selector: { matchLabels: { app: 'mcip-router' } },
-      targetPorts: [{ number: o.targetPort ?? 8000 }],
-      endpointPickerRef: { name: 'mcip-router', port: { number: port } },
-    },
-    ...(o.parentGateway ? { status: { parents: [{ parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: o.parentGateway }, conditions: [] }] } } : {}),
-  });
-}
 
 const istioGateway = (): string =>
   [
