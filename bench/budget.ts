@@ -3,7 +3,7 @@
  * PASS or MISS with the measured value; an item whose measurement is missing
  * from the run (e.g. a size not measured) is a MISS saying so.
  */
-import type { BenchResults, BudgetLine, ControlPlaneResults, DataPathResults } from './lib/types.js';
+import type { BenchResults, BudgetLine, ControlPlaneResults, DataPathResults, PickerRoleResults } from './lib/types.js';
 
 const f2 = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 const f3 = (n: number): string => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
@@ -133,8 +133,48 @@ function controlPlaneBudget(cp: ControlPlaneResults): BudgetLine[] {
   ];
 }
 
-export function checkBudget(r: Pick<BenchResults, 'dataPath' | 'controlPlane'>): BudgetLine[] {
-  return [...dataPathBudget(r.dataPath), ...controlPlaneBudget(r.controlPlane)];
+/**
+ * The Endpoint Picker role at 16 streams. A direct picker answer does the own-Envoy path's
+ * work (match, pick, relay to the EPP) plus TLS on the gateway's connection and the answer's
+ * header and envoy.lb metadata: within 1.15x. A relay answer adds a token signed and one
+ * headers-only ext_proc stream to the verifier (one message each way, no EPP call) beside an
+ * exchange of two streams and ~8 messages each way: within 1.5x of the direct answer.
+ */
+function pickerRoleBudget(pr: PickerRoleResults): BudgetLine[] {
+  const at16 = pr.comparisons.find((c) => c.label === 'c=16');
+  const failed = pr.cells.reduce((a, c) => a + c.errors, 0);
+  const total = pr.cells.reduce((a, c) => a + c.requests + c.errors, 0);
+  return [
+    {
+      item: 'Endpoint Picker role: router CPU per direct picker answer / own-Envoy path, 2k body, 16 streams',
+      target: '<= 1.15x',
+      measured: at16 ? `${f2(at16.directOverEnvoyCpu)}x (p50 ${at16.directMinusEnvoy.p50 >= 0 ? '+' : ''}${f3(at16.directMinusEnvoy.p50)} ms)` : 'not measured',
+      pass: at16 !== undefined && at16.directOverEnvoyCpu <= 1.15,
+    },
+    {
+      item: 'Endpoint Picker role: router CPU per relay answer + verifier exchange / direct picker answer, 2k body, 16 streams',
+      target: '<= 1.50x',
+      measured: at16 ? `${f2(at16.relayOverDirectCpu)}x (+${f3(at16.relayMinusDirectCpuMs)} ms CPU, p50 ${at16.relayMinusDirect.p50 >= 0 ? '+' : ''}${f3(at16.relayMinusDirect.p50)} ms)` : 'not measured',
+      pass: at16 !== undefined && at16.relayOverDirectCpu <= 1.5,
+    },
+    {
+      item: 'Endpoint Picker role: exchanges that failed, every set-up',
+      target: '0',
+      measured: `${failed} of ${total}${failed ? ` (${pr.cells.find((c) => c.firstError)?.firstError ?? ''})` : ''}`,
+      pass: failed === 0,
+    },
+  ];
+}
+
+/** A part the run did not measure at all (e.g. `--only picker`) has no lines; a measurement missing from a part that ran is a MISS. */
+export function checkBudget(r: Pick<BenchResults, 'dataPath' | 'controlPlane' | 'pickerRole'>): BudgetLine[] {
+  const dp = r.dataPath;
+  const cp = r.controlPlane;
+  return [
+    ...(dp.cells.length > 0 || dp.openStreams.length > 0 ? dataPathBudget(dp) : []),
+    ...(cp.build.length > 0 || cp.picker.length > 0 || cp.reload.length > 0 ? controlPlaneBudget(cp) : []),
+    ...(r.pickerRole ? pickerRoleBudget(r.pickerRole) : []),
+  ];
 }
 
 export function formatBudget(lines: readonly BudgetLine[]): string {

@@ -17,26 +17,14 @@
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { connect } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
-import { MemberAnswerRules } from '../src/config/answer-rules.js';
-import { DEFAULT_EXT_PROC } from '../src/config/defaults.js';
 import { relaySchema } from '../src/config/relay-schema.js';
-import { routerConfigSchema } from '../src/config/schema.js';
-import { CredentialFiles } from '../src/credentials/credential-files.js';
 import { RELAY_TOKEN_HEADER, RelaySigner, RelayVerifier, type RelayClaim } from '../src/credentials/relay-token.js';
-import { encodeRequest } from '../src/protocol/codec.js';
-import { EXT_PROC_PROCESS_PATH } from '../src/protocol/constants.js';
 import { judgeRelayRequest, relayForwardAnswer } from '../src/relay/relay-judge.js';
-import { createRelayServer } from '../src/relay/relay-server.js';
-import type { RoutingSnapshot } from '../src/snapshot/types.js';
-import { encodeMessage } from '../src/transport/grpc-frame.js';
 import { originalDst } from '../test/harness/envoy-standin.js';
 import { createOriginalDstGateway } from '../test/harness/gateways/original-dst.js';
 import { createOverrideHostGateway, istioOptions } from '../test/harness/gateways/override-host.js';
@@ -44,6 +32,8 @@ import { pickingScript, startScriptedEpp, type PickAnswer } from '../test/harnes
 import { forwardHttp } from '../test/harness/http-upstream.js';
 import { startRelayStandin } from '../test/harness/relay-standin.js';
 import { newHistogram, summarize } from './lib/hist.js';
+import { VerifierClient } from './lib/relay-exchange.js';
+import { fakeSnapshot, rules, startVerifier } from './lib/relay-verifier.js';
 
 const { values } = parseArgs({
   options: {
@@ -58,42 +48,14 @@ const { values } = parseArgs({
 const log = (msg: string): void => void process.stderr.write(`[bench relay-hop] ${msg}\n`);
 const CLAIM: RelayClaim = { target: '10.1.2.3:8000', kind: 'endpoint', cluster: 'cluster-b' };
 
-/** Envoy's request headers as the relay's Envoy sends them (after the gateway's), with `token`. */
-function requestHeaders(token: string): Buffer {
-  const h = (key: string, v: string) => ({ key, raw_value: Buffer.from(v) });
-  return encodeRequest({
-    request_headers: {
-      headers: {
-        headers: [
-          h(':authority', 'llm.example'), h(':path', '/v1/chat/completions'), h(':method', 'POST'), h(':scheme', 'http'),
-          h('content-type', 'application/json'), h('content-length', '2048'), h('user-agent', 'openai-python/1.40.0'),
-          h('authorization', `Bearer ${'t'.repeat(40)}`), h('x-forwarded-for', '10.0.0.7'), h('x-forwarded-proto', 'http'),
-          h('x-request-id', '2b1f9e2c-8f7a-4c1e-9d4e-2f6c7a1b3c5d'), h(RELAY_TOKEN_HEADER, token),
-        ],
-      },
-      end_of_stream: false,
-    },
-  });
-}
-
 /** Child: `concurrency` loops, each one ext_proc stream per request over one HTTP/2 connection, until told to stop. */
 async function child(target: string, key: Buffer, concurrency: number): Promise<void> {
   const signer = new RelaySigner(() => ({ keys: [key] }), 10_000);
-  const session = connect(`http://${target}`);
+  const verifier = new VerifierClient(target);
   let running = true;
   let exchanges = 0;
   let failures = 0;
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const s = session.request({ ':method': 'POST', ':path': EXT_PROC_PROCESS_PATH, 'content-type': 'application/grpc', te: 'trailers' });
-      let got = 0;
-      s.on('data', (c: Buffer) => (got += c.length));
-      s.on('trailers', (t) => (t['grpc-status'] === '0' && got > 0 ? exchanges++ : failures++));
-      s.on('close', () => resolve());
-      s.on('error', () => undefined);
-      for (const part of encodeMessage(requestHeaders(signer.sign(CLAIM, Date.now())))) s.write(part);
-      s.end();
-    });
+  const one = async () => ((await verifier.exchange(signer.sign(CLAIM, Date.now()))) === undefined ? exchanges++ : failures++);
   const loop = async () => {
     while (running) await one();
   };
@@ -108,15 +70,6 @@ async function child(target: string, key: Buffer, concurrency: number): Promise<
   });
   process.send!('ready');
 }
-
-const fakeSnapshot = { clusters: [{ name: 'cluster-a' }, { name: 'cluster-b' }] } as unknown as RoutingSnapshot;
-const rules = new MemberAnswerRules(
-  routerConfigSchema.parse({
-    clusterName: 'cluster-a',
-    gateways: [{ namespace: 'n', name: 'g' }],
-    clusters: ['cluster-a', 'cluster-b'].map((name) => ({ name, manifests: { paths: ['x'] }, eppAnswers: { destinations: { allow: ['10.0.0.0/8', '127.0.0.1/32'], deny: [] } } })),
-  }),
-);
 
 function micro(key: Buffer, n: number): void {
   const relay = relaySchema.parse({ keyFile: 'x', maxNonces: n + 10 });
@@ -143,29 +96,6 @@ function micro(key: Buffer, n: number): void {
   }
   const u = process.cpuUsage(t);
   log(`micro: sign ${signUs.toFixed(1)} µs/token; judge + answer ${((u.user + u.system) / n).toFixed(1)} µs/request (${forwarded}/${n} forwarded)`);
-}
-
-/** The relay verifier on a loopback port, over the fake snapshot, its keys from `keyFile`. */
-async function startVerifier(keyFile: string): Promise<{ address: string; stop(): Promise<void> }> {
-  const files = new CredentialFiles({ pollIntervalMs: 0 });
-  const server = createRelayServer({
-    relay: { ...relaySchema.parse({ keyFile, maxNonces: 10_000_000 }), keyFile },
-    files,
-    snapshot: () => fakeSnapshot,
-    rules,
-    registry: new Registry(),
-    logger: pino({ level: 'silent' }),
-    bounds: DEFAULT_EXT_PROC,
-  });
-  const address = await server.bind('127.0.0.1:0');
-  server.setServing(true);
-  return {
-    address,
-    async stop() {
-      await server.close();
-      files.close();
-    },
-  };
 }
 
 async function exchange(key: Buffer, keyFile: string, measureMs: number, concurrency: number): Promise<void> {

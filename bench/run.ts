@@ -15,6 +15,7 @@ import { parseArgs, type BenchOptions } from './lib/args.js';
 import { ROOT, ROUTER_MAIN } from './lib/paths.js';
 import { summarizeProfile } from './lib/profile.js';
 import type { BenchResults, DataPathResults, Meta, ProfileSummary } from './lib/types.js';
+import { runPickerRole } from './picker-role.js';
 import { controlPlaneChart, latencyChart } from './report/charts.js';
 import { renderMarkdown } from './report/markdown.js';
 
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
 
   const dp = o.skipDataPath ? { results: EMPTY_DATA_PATH, profiles: [] } : await runDataPath(o, profileDir);
   const cp = o.skipControlPlane ? { results: { build: [], picker: [], reload: [] }, profiles: [] } : await runControlPlane(o, profileDir);
+  const pickerRole = o.pickerRole ? await runPickerRole(o) : undefined;
 
   const profiles: ProfileSummary[] = [];
   const written: readonly { process: string; file: string; window?: readonly [number, number] }[] = [...dp.profiles, ...cp.profiles];
@@ -131,13 +133,14 @@ async function main(): Promise<void> {
     caveat: caveat(cpus().length, loadAvgStart[0]!, loadAvgEnd[0]!),
     wallS: (performance.now() - t0) / 1000,
   };
-  const partial = { dataPath: dp.results, controlPlane: cp.results };
+  const partial = { dataPath: dp.results, controlPlane: cp.results, ...(pickerRole ? { pickerRole } : {}) };
   const results: BenchResults = { meta, ...partial, budget: checkBudget(partial), profiles };
 
   const files = { json: `${name}.json`, md: `${name}.md`, svg: `${name}.svg`, cpSvg: `${name}-control-plane.svg` };
   writeFileSync(join(o.out, files.json), JSON.stringify(results, null, 2) + '\n');
-  writeFileSync(join(o.out, files.svg), latencyChart(results));
-  writeFileSync(join(o.out, files.cpSvg), controlPlaneChart(results));
+  // The charts of the parts that ran (the report links only those).
+  if (!o.skipDataPath) writeFileSync(join(o.out, files.svg), latencyChart(results));
+  if (!o.skipControlPlane) writeFileSync(join(o.out, files.cpSvg), controlPlaneChart(results));
   writeFileSync(join(o.out, files.md), renderMarkdown(results, { svg: files.svg, cpSvg: files.cpSvg }) + '\n');
   if (o.latest) {
     copyFileSync(join(o.out, files.json), join(o.out, 'latest.json'));

@@ -48,6 +48,8 @@ export interface BenchOptions {
    * envoy/envoy.yaml); 0 = never.
    */
   readonly maxRequestsPerConnection: number;
+  /** Run the Endpoint Picker role cell (picker-role.ts). */
+  readonly pickerRole: boolean;
   /** Extra node flags for every router process the bench starts (e.g. --max-semi-space-size=4). */
   readonly routerNodeArgs: readonly string[];
   /** extProc.transport of every router the bench starts (--router-transport; default: the schema's). */
@@ -63,7 +65,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] 
   [--rounds N] [--concurrency 1,16,64,256] [--variants 2k,64k] [--rate N] [--connections N] [--open-streams N]
   [--only-open-streams] [--routes 10,100,1000] [--reload-routes 10,100] [--skip-data-path] [--skip-control-plane] [--latest|--no-latest] [--no-build]
   [--close reset|graceful] [--max-requests-per-connection N] [--router-node-args "FLAGS"]
-  [--router-transport grpc-js|http2]
+  [--router-transport grpc-js|http2] [--only picker] [--skip-picker]
   [--stream-chunks 64,256,1024] [--stream-concurrency 1,16,64] [--stream-measure-ms N] [--skip-streaming]
 `;
 
@@ -114,6 +116,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     maxRequestsPerConnection: undefined as number | undefined,
     routerNodeArgs: imageNodeOptions() as readonly string[],
     routerTransport: undefined as 'grpc-js' | 'http2' | undefined,
+    pickerRole: true,
     streamChunks: (quick ? [64] : [64, 256, 1024]) as readonly number[],
     streamConcurrency: (quick ? [16] : [1, 16, 64]) as readonly number[],
     streamMeasureMs: quick ? 600 : 4000,
@@ -167,6 +170,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--only-open-streams':
         o.onlyOpenStreams = true;
         o.skipControlPlane = true;
+        o.pickerRole = false;
         o.streamChunks = [];
         o.latest = false;
         break;
@@ -181,6 +185,18 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         break;
       case '--reload-routes':
         o.reloadSizes = list(next());
+        break;
+      case '--only': {
+        const v = next();
+        if (v !== 'picker') throw new Error(`--only: picker (the Endpoint Picker role cell), not "${v}"`);
+        o.skipDataPath = true;
+        o.skipControlPlane = true;
+        o.pickerRole = true;
+        o.latest = false;
+        break;
+      }
+      case '--skip-picker':
+        o.pickerRole = false;
         break;
       case '--skip-data-path':
         o.skipDataPath = true;

@@ -15,7 +15,7 @@ function usage(cpuMs: number, requests: number, elapsedMs: number, rss: number):
   return { cpuMs, cpuMsPerRequest: requests > 0 ? cpuMs / requests : NaN, cpuPct: (cpuMs / elapsedMs) * 100, rssMaxMb: Math.round(rss * 10) / 10 };
 }
 
-export function mergeCell(setup: Setup, variant: Variant, load: Load, parts: readonly Measured[]): Cell {
+export function mergeCell<S extends string = Setup>(setup: S, variant: Variant, load: Load, parts: readonly Measured[]): Cell<S> {
   const requests = parts.reduce((a, p) => a + p.window.requests, 0);
   const errors = parts.reduce((a, p) => a + p.window.errors, 0);
   const elapsedMs = parts.reduce((a, p) => a + p.window.elapsedMs, 0);

@@ -18,7 +18,7 @@
  * between equal channels otherwise). New connections are opened on demand,
  * by the stream that needs one, as Envoy does.
  */
-import { Client, credentials, type ChannelOptions } from '@grpc/grpc-js';
+import { Client, credentials, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
 
 interface Connection {
   readonly client: Client;
@@ -47,6 +47,8 @@ export class RotatingConnections {
     /** Streams per connection before it is drained and replaced; 0 = never. */
     private readonly maxRequestsPerConnection: number,
     private readonly options: ChannelOptions = {},
+    /** Plaintext unless given (a picker port serves TLS). */
+    private readonly channelCredentials: ChannelCredentials = credentials.createInsecure(),
   ) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`connections must be a positive integer, got ${slots}`);
     if (!Number.isInteger(maxRequestsPerConnection) || maxRequestsPerConnection < 0) {
@@ -106,7 +108,7 @@ export class RotatingConnections {
 
   private connect(): Connection {
     const c: Connection = {
-      client: new Client(this.address, credentials.createInsecure(), { ...this.options, 'grpc.use_local_subchannel_pool': 1 }),
+      client: new Client(this.address, this.channelCredentials, { ...this.options, 'grpc.use_local_subchannel_pool': 1 }),
       started: 0,
       inFlight: 0,
       draining: false,

@@ -11,6 +11,9 @@
  *     response (`stream`), the SSE events one by one: each is sent when the
  *     echo of the one before has arrived, and its latency (sent to echoed) and
  *     the gap since the previous echo are reported;
+ *     With a relay hop (`relayHop`, a picker port's relay answer) the response phase starts
+ *     once the hop is done: the relay's Envoy asks the router's verifier about the token
+ *     in the request-headers answer before the request reaches the model server;
  *  4. done: half-close and reset the stream, as Envoy does when its filter is
  *     destroyed (ExternalProcessorStreamImpl::close: closeStream() then
  *     resetStream(); it does not wait for the processor's status). With
@@ -71,6 +74,8 @@ export class Exchange {
   private echoed = 0;
   private chunkSentAt = 0;
   private lastEchoAt = 0;
+  /** The request-headers answer, kept for `relayHop`. */
+  private headersAnswer: Buffer | undefined;
 
   constructor(
     client: Client,
@@ -82,6 +87,8 @@ export class Exchange {
     startedAt = performance.now(),
     private readonly close: CloseMode = 'reset',
     private readonly stream?: StreamingResponse,
+    /** Between the request path and the response phase, with the request-headers answer: undefined when done, else why it failed. */
+    private readonly relayHop?: (requestHeadersAnswer: Buffer) => Promise<string | undefined>,
   ) {
     this.startedAt = startedAt;
     this.call = client.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, identity, identity, NO_METADATA);
@@ -158,6 +165,7 @@ export class Exchange {
     const bodyCase = request ? 'request_body' : 'response_body';
     if (p.member === (request ? MEMBER.requestHeaders : MEMBER.responseHeaders)) {
       this.headers = true;
+      if (request && this.relayHop !== undefined) this.headersAnswer = msg;
     } else if (p.member === (request ? MEMBER.requestBody : MEMBER.responseBody) && p.streamed) {
       if (!this.headers) {
         this.fail(`${bodyCase} response before the ${headersCase} response (spurious)`);
@@ -176,7 +184,8 @@ export class Exchange {
         this.cb.onDecided?.(this);
       } else {
         this.cb.onDecided?.(this);
-        this.respond();
+        if (this.relayHop === undefined) this.respond();
+        else void this.relayHop(this.headersAnswer!).then((error) => this.afterHop(error), (err: Error) => this.afterHop(err.message));
       }
       return;
     }
@@ -192,6 +201,12 @@ export class Exchange {
     this.call.cancel();
     this.cb.onDone(this, undefined);
   };
+
+  private afterHop(error: string | undefined): void {
+    if (this.stage !== Stage.Request) return;
+    if (error === undefined) this.respond();
+    else this.fail(`relay hop: ${error}`);
+  }
 
   private fail(reason: string): void {
     if (this.stage === Stage.Done || this.stage === Stage.Closing) return;

@@ -114,6 +114,8 @@ export interface RouterProcess {
   readonly pid: number;
   readonly extProc: string;
   readonly admin: string;
+  /** The relay verifier's address (listen.relay), when it serves one. */
+  readonly relay?: string;
   /** ms from spawn to the "serving" log line. */
   readonly startupMs: number;
   /** Calls `cb` with every JSON log line from now on (and the time it arrived); returns an unsubscribe. */
@@ -123,10 +125,11 @@ export interface RouterProcess {
 }
 
 /** Starts the compiled router (`node dist/src/main.js --config FILE`) and waits until it serves. */
-export function spawnRouter(configFile: string, nodeFlags: readonly string[] = [], timeoutMs = 60_000): Promise<RouterProcess> {
+export function spawnRouter(configFile: string, nodeFlags: readonly string[] = [], timeoutMs = 60_000, env: Record<string, string> = {}): Promise<RouterProcess> {
   const started = performance.now();
   const child = spawn(process.execPath, [...nodeFlags, ROUTER_MAIN, '--config', configFile], {
     cwd: ROOT,
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const listeners = new Set<(entry: Record<string, unknown>, at: number) => void>();
@@ -170,6 +173,7 @@ export function spawnRouter(configFile: string, nodeFlags: readonly string[] = [
         pid: child.pid!,
         extProc: String(entry.extProc),
         admin: String(entry.admin),
+        ...(typeof entry.relay === 'string' ? { relay: entry.relay } : {}),
         startupMs: at - started,
         onLog(cb) {
           listeners.add(cb);

@@ -40,6 +40,8 @@ export function writeTopology(
   transport?: 'grpc-js' | 'http2',
   /** More top-level router config (e.g. `tracing`). */
   extra: Record<string, unknown> = {},
+  /** More manifest files of the local cluster (e.g. multi-cluster pools). */
+  localFiles: Record<string, string> = {},
 ): { dir: string; configFile: string } {
   const dir = mkdtempSync(join(tmpdir(), `mcip-bench-${mode.toLowerCase()}-`));
   const port = (i: number): string => `127.0.0.1:${epp.ports[i % epp.ports.length]}`;
@@ -61,6 +63,7 @@ export function writeTopology(
       'pools.yaml': [poolYaml('llm'), poolYaml('llm-canary')].join('---\n'),
       'imports.yaml': importYaml('llm', ['cluster-b', 'cluster-c']),
       'routes.yaml': routes.join('---\n'),
+      ...localFiles,
     },
     'cluster-b': { 'gateway.yaml': gatewayYaml(), 'pools.yaml': poolYaml('llm', { exported: true, parentGateway: GATEWAY.name }) },
     'cluster-c': { 'gateway.yaml': gatewayYaml(), 'pools.yaml': poolYaml('llm', { exported: true, parentGateway: GATEWAY.name }) },

@@ -65,8 +65,8 @@ export interface ProcessUsage {
   readonly rssMaxMb: number;
 }
 
-export interface Cell {
-  readonly setup: Setup;
+export interface Cell<S extends string = Setup> {
+  readonly setup: S;
   readonly variant: Variant;
   readonly load: Load;
   readonly label: string;
@@ -269,4 +269,40 @@ export interface BenchResults {
   readonly controlPlane: ControlPlaneResults;
   readonly budget: readonly BudgetLine[];
   readonly profiles: readonly ProfileSummary[];
+  /** The Endpoint Picker role cell (bench/picker-role.ts); absent in runs without it. */
+  readonly pickerRole?: PickerRoleResults;
+}
+
+/**
+ * The Endpoint Picker role cell's set-ups, all on one router process: envoy = the router's own
+ * Envoy path (listen.extProc, HTTPRoute matched); picker-direct = a picker port (TLS) of a
+ * multi-cluster pool answered directly; picker-relay = a picker port of a pool answered with a
+ * relay token, plus the relay's verifier exchange (listen.relay) per request.
+ */
+export const PICKER_SETUPS = ['envoy', 'picker-direct', 'picker-relay'] as const;
+export type PickerSetup = (typeof PICKER_SETUPS)[number];
+
+export interface PickerRoleComparison {
+  readonly label: string;
+  /** picker-direct router CPU per request / envoy's. */
+  readonly directOverEnvoyCpu: number;
+  /** picker-direct - envoy, ms. */
+  readonly directMinusEnvoy: { readonly p50: number; readonly p99: number };
+  /** The relay hop's router CPU per request: picker-relay - picker-direct, ms. */
+  readonly relayMinusDirectCpuMs: number;
+  /** picker-relay router CPU per request / picker-direct's. */
+  readonly relayOverDirectCpu: number;
+  /** picker-relay - picker-direct, ms. */
+  readonly relayMinusDirect: { readonly p50: number; readonly p99: number };
+}
+
+export interface PickerRoleResults {
+  readonly variant: Variant;
+  readonly rounds: number;
+  readonly warmupMs: number;
+  readonly measureMs: number;
+  readonly connections: number;
+  /** proxy = the router process (every set-up), epp = the fast EPP. */
+  readonly cells: readonly Cell<PickerSetup>[];
+  readonly comparisons: readonly PickerRoleComparison[];
 }

@@ -13,20 +13,40 @@
  * - stream: closed loop like `closed`, each response streamed as `chunks` SSE
  *   events (lib/sse.ts), with per-event latency and inter-event gap histograms;
  * - preflight: one fully decoded exchange, checked byte for byte.
+ * A target may be a TLS port (`caPem`: the CA its certificate is checked against, `servername`
+ * the name checked, as a gateway dials a picker port by its Service's name) and may answer with relay tokens (`verifier`: each exchange then takes
+ * the relay hop, lib/relay-exchange.ts, between its request path and its response phase).
  */
 import { decodeResponse, type ProcessingResponse } from '../../src/protocol/codec.js';
+import { credentials } from '@grpc/grpc-js';
 import { RotatingConnections, type Lease } from '../lib/connections.js';
+import { relayTokenOf, VerifierClient } from '../lib/relay-exchange.js';
 import { Exchange, type CloseMode, type ExchangeCallbacks, type StreamingResponse } from '../lib/exchange.js';
 import { encodeHistogram, newHistogram } from '../lib/hist.js';
 import { messageSet, type MessageSet } from '../lib/payloads.js';
 import { serveRpc } from '../lib/rpc.js';
 import { streamSet, type StreamSet } from '../lib/sse.js';
 import { VARIANTS, type StreamWindowResult, type Variant, type WindowResult } from '../lib/types.js';
-import { EXT_PROC_PROCESS_PATH } from '../../src/protocol/constants.js';
+import { EXT_PROC_PROCESS_PATH, RELAY_TOKEN_HEADER } from '../../src/protocol/constants.js';
 
 const MAX = 16 * 1024 * 1024;
 const sets = Object.fromEntries(VARIANTS.map((v) => [v, messageSet(v)])) as Record<Variant, MessageSet>;
 const targets = new Map<string, RotatingConnections>();
+const relayHops = new Map<string, (answer: Buffer) => Promise<string | undefined>>();
+const verifiers: VerifierClient[] = [];
+
+/** A target address, or a TLS port and/or a relay verifier to consult after each routing answer. */
+export type TargetSpec = string | { readonly address: string; readonly caPem?: string; readonly servername?: string; readonly verifier?: string };
+
+/** The relay's Envoy's step: the token in the routing answer, checked by the verifier. */
+function relayHop(verifierAddress: string): (answer: Buffer) => Promise<string | undefined> {
+  const verifier = new VerifierClient(verifierAddress);
+  verifiers.push(verifier);
+  return (answer) => {
+    const token = relayTokenOf(answer);
+    return token === undefined ? Promise.resolve('the routing answer carries no relay token') : verifier.exchange(token);
+  };
+}
 
 function lease(target: string): Lease {
   const pool = targets.get(target);
@@ -65,22 +85,29 @@ function start(
     startedAt,
     close,
     stream,
+    relayHops.get(target),
   );
   return { x, lease: l };
 }
 
-async function connect(args: { targets: Record<string, string>; connections: number; maxRequestsPerConnection: number }): Promise<void> {
-  for (const [name, address] of Object.entries(args.targets)) {
-    const pool = new RotatingConnections(address, args.connections, args.maxRequestsPerConnection, {
+async function connect(args: { targets: Record<string, TargetSpec>; connections: number; maxRequestsPerConnection: number }): Promise<void> {
+  for (const [name, spec] of Object.entries(args.targets)) {
+    const t = typeof spec === 'string' ? { address: spec } : spec;
+    const creds = t.caPem === undefined ? credentials.createInsecure() : credentials.createSsl(Buffer.from(t.caPem));
+    const pool = new RotatingConnections(t.address, args.connections, args.maxRequestsPerConnection, {
       'grpc.max_receive_message_length': MAX,
       'grpc.max_send_message_length': MAX,
-    });
+      // A gateway dials the router's Service by name (and Node refuses an IP address as TLS server name).
+      ...(t.servername === undefined ? {} : { 'grpc.ssl_target_name_override': t.servername, 'grpc.default_authority': t.servername }),
+    }, creds);
     await pool.waitForReady(Date.now() + 10_000).catch((err: Error) => {
       pool.close();
       throw new Error(`${name} ${err.message}`);
     });
     targets.get(name)?.close();
     targets.set(name, pool);
+    if (t.verifier === undefined) relayHops.delete(name);
+    else relayHops.set(name, relayHop(t.verifier));
   }
 }
 
@@ -309,7 +336,7 @@ async function release(args: { timeoutMs?: number } = {}): Promise<{ completed: 
 }
 
 /** One exchange, every answer decoded and checked against what was sent. */
-async function preflight(args: { target: string; variant: Variant }): Promise<{ destination: string }> {
+async function preflight(args: { target: string; variant: Variant }): Promise<{ destination: string; relayToken: boolean }> {
   const set = sets[args.variant];
   const l = lease(args.target);
   const call = l.client.makeBidiStreamRequest<Buffer, Buffer>(EXT_PROC_PROCESS_PATH, (b: Buffer) => b, (b: Buffer) => b);
@@ -346,7 +373,7 @@ async function preflight(args: { target: string; variant: Variant }): Promise<{ 
   const responseEcho = Buffer.concat(got.flatMap((r) => (r.response_body ? [r.response_body.response?.body_mutation?.streamed_response?.body ?? Buffer.alloc(0)] : [])));
   if (!responseEcho.equals(set.responseBody)) throw new Error('preflight: response body echo differs');
   if (got.findIndex((r) => r.request_headers) > got.findIndex((r) => r.request_body)) throw new Error('preflight: body echo before the headers response');
-  return { destination: dest };
+  return { destination: dest, relayToken: mutation.some((o) => o.header?.key === RELAY_TOKEN_HEADER) };
 }
 
 serveRpc(

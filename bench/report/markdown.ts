@@ -1,28 +1,7 @@
 /** The Markdown summary of a run (bench/results/<date>.md). */
-import type { BenchResults, Cell, ProfileSummary, StreamingResults } from '../lib/types.js';
-
-const n = (v: number | undefined, d = 2): string => (v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(d));
-const row = (cells: readonly (string | number)[]): string => `| ${cells.join(' | ')} |`;
-const table = (head: readonly string[], rows: readonly (readonly (string | number)[])[]): string =>
-  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
-
-function cellRows(cells: readonly Cell[]): (string | number)[][] {
-  return cells.map((c) => [
-    c.label,
-    c.setup,
-    c.throughput.toFixed(0),
-    n(c.latencyMs.p50, 3),
-    n(c.latencyMs.p90, 3),
-    n(c.latencyMs.p99, 3),
-    n(c.latencyMs.p999, 3),
-    n(c.proxy?.cpuMsPerRequest, 3),
-    n(c.proxy?.cpuPct, 0),
-    n(c.proxy?.rssMaxMb, 0),
-    n(c.epp?.cpuMsPerRequest, 3),
-    c.generatorCpuPct,
-    c.errors ? `${c.errors} (${(c.firstError ?? '').slice(0, 40)})` : 0,
-  ]);
-}
+import type { BenchResults, ControlPlaneResults, DataPathResults, ProfileSummary, StreamingResults } from '../lib/types.js';
+import { pickerRoleSection } from './picker-role.js';
+import { cellRows, n, table } from './tables.js';
 
 function streamingSection(st: StreamingResults): string[] {
   return [
@@ -78,22 +57,8 @@ function profileSection(p: ProfileSummary): string {
   ].join('\n');
 }
 
-export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: string }): string {
-  const m = r.meta;
-  const dp = r.dataPath;
-  const cp = r.controlPlane;
+function dataPathSection(dp: DataPathResults, svg: string): string[] {
   const out: string[] = [
-    `# mcip-router benchmark, ${m.date}${m.quick ? ' (quick mode: smoke numbers only)' : ''}`,
-    '',
-    `> ${m.caveat}`,
-    '',
-    `Machine: ${m.cpus} CPUs (${m.cpuModel}), node ${m.node}; load average ${m.loadAvgStart.map((l) => l.toFixed(2)).join(' / ')} at start, ${m.loadAvgEnd.map((l) => l.toFixed(2)).join(' / ')} at end. ` +
-      `Router: dist built ${m.distBuiltAt}, git ${m.gitHead}. Wall time ${m.wallS.toFixed(0)} s.`,
-    '',
-    '## Budget',
-    '',
-    table(['', 'item', 'measured', 'budget'], r.budget.map((b) => [b.pass ? '**PASS**' : '**MISS**', b.item, b.measured, b.target])),
-    '',
     '## Data path',
     '',
     `Set-ups: **direct** (generator -> fast EPP), **h2floor** (generator -> raw node:http2 relay, no grpc-js, DATA piped untouched -> EPP: what Node's HTTP/2 alone costs), ` +
@@ -113,7 +78,7 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
     '',
     `Router signals when measuring: ${Object.entries(dp.routerSignals).map(([id, s]) => `${id}: ${s}`).join('; ') || 'n/a'}.`,
     '',
-    `![latency distributions](${files.svg})`,
+    `![latency distributions](${svg})`,
     '',
   ];
   for (const v of dp.variants) {
@@ -185,7 +150,12 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
     ),
     '',
   );
-  out.push('## Control plane', '', `![control plane growth](${files.cpSvg})`, '');
+  return out;
+}
+
+function controlPlaneSection(cp: ControlPlaneResults, cpSvg: string): string[] {
+  const out: string[] = [];
+  out.push('## Control plane', '', `![control plane growth](${cpSvg})`, '');
   out.push(
     'Synthetic ClusterSets over 20 clusters: each HTTPRoute splits 50/50 between a local InferencePool and an InferencePoolImport exported by 8 remote clusters ' +
       '(one EPP Service per pool). Build = `buildSnapshot` (median after a warm-up build) with nothing reusable (new ClusterState objects); ' +
@@ -218,6 +188,29 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
     ),
     '',
   );
+  return out;
+}
+
+export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: string }): string {
+  const m = r.meta;
+  const out: string[] = [
+    `# mcip-router benchmark, ${m.date}${m.quick ? ' (quick mode: smoke numbers only)' : ''}`,
+    '',
+    `> ${m.caveat}`,
+    '',
+    `Machine: ${m.cpus} CPUs (${m.cpuModel}), node ${m.node}; load average ${m.loadAvgStart.map((l) => l.toFixed(2)).join(' / ')} at start, ${m.loadAvgEnd.map((l) => l.toFixed(2)).join(' / ')} at end. ` +
+      `Router: dist built ${m.distBuiltAt}, git ${m.gitHead}. Wall time ${m.wallS.toFixed(0)} s.`,
+    '',
+    '## Budget',
+    '',
+    table(['', 'item', 'measured', 'budget'], r.budget.map((b) => [b.pass ? '**PASS**' : '**MISS**', b.item, b.measured, b.target])),
+    '',
+  ];
+  const dp = r.dataPath;
+  if (dp.cells.length > 0 || dp.openStreams.length > 0) out.push(...dataPathSection(dp, files.svg));
+  const cp = r.controlPlane;
+  if (cp.build.length > 0 || cp.picker.length > 0 || cp.reload.length > 0) out.push(...controlPlaneSection(cp, files.cpSvg));
+  if (r.pickerRole) out.push(...pickerRoleSection(r.pickerRole));
   if (r.profiles.length > 0) {
     out.push('## CPU profiles (`--profile`)', '');
     for (const p of r.profiles) out.push(profileSection(p), '');

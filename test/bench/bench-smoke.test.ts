@@ -1,7 +1,8 @@
 /**
  * Keeps the benchmark harness from rotting: runs `bench/run.ts --quick` end to
- * end with tiny durations (real processes: fast EPP, floor proxy, two routers
- * from dist/, load generator, control-plane runner) and checks the results
+ * end with tiny durations (real processes: fast EPP, floor proxies, two routers
+ * from dist/ and a third for the Endpoint Picker role cell, load generator,
+ * control-plane runner) and checks the results
  * file has every set-up and metric with sane values. No timing assertions:
  * CI machines are small and shared.
  */
@@ -10,7 +11,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadLabel, SETUPS, STREAM_SETUPS, type BenchResults, type Cell, type LatencySummary } from '../../bench/lib/types.js';
+import { loadLabel, PICKER_SETUPS, SETUPS, STREAM_SETUPS, type BenchResults, type Cell, type LatencySummary } from '../../bench/lib/types.js';
 import { ROOT } from '../../bench/lib/paths.js';
 import { routerMaxRequestsPerConnection } from '../envoy/config-fixtures.js';
 
@@ -182,6 +183,16 @@ describe('npm run bench -- --quick', () => {
     expect(byProcess.get('h2floor')!.categories.map((c) => c.name)).not.toContain('grpc-js');
   });
 
+  it('measures the Endpoint Picker role: own-Envoy path, direct and relay picker answers on one router, compared', () => {
+    const pr = results.pickerRole!;
+    expect(pr.cells.map((c) => [c.setup, c.label])).toEqual(PICKER_SETUPS.map((s) => [s, 'c=16']));
+    for (const c of pr.cells) checkCell(c);
+    positive(pr.cells.reduce((a, c) => a + c.proxy!.cpuMs, 0));
+    const cmp = pr.comparisons.find((c) => c.label === 'c=16')!;
+    for (const v of [cmp.directOverEnvoyCpu, cmp.relayOverDirectCpu, cmp.relayMinusDirectCpuMs, cmp.relayMinusDirect.p50]) expect(Number.isFinite(v)).toBe(true);
+    expect(results.budget.filter((b) => b.item.startsWith('Endpoint Picker role')).length).toBe(3);
+  });
+
   it('checks the budget and writes the summary and charts', () => {
     const items = results.budget.map((b) => b.item);
     expect(items.some((i) => i.includes('router p50 / floor p50') && i.includes('16 streams'))).toBe(true);
@@ -201,11 +212,12 @@ describe('npm run bench -- --quick', () => {
     expect(results.meta.quick).toBe(true);
     const md = readFileSync(join(out, files.find((f) => f.endsWith('-quick.md'))!), 'utf8');
     expect(md).toContain('### Streamed responses');
+    expect(md).toContain('## Endpoint Picker role');
     expect(svg).toContain(`streamed, ${STREAM_EVENTS} events/response: hop CPU`);
   });
 });
 
-function checkCell(c: Cell): void {
+function checkCell(c: Cell<string>): void {
   const what = `${c.setup} ${c.variant} ${c.label}`;
   expect(c.requests, what).toBeGreaterThan(0);
   // Every set-up (the raw HTTP/2 relay included) completes every exchange it starts.
