@@ -3,7 +3,7 @@
  * PASS or MISS with the measured value; an item whose measurement is missing
  * from the run (e.g. a size not measured) is a MISS saying so.
  */
-import type { BenchResults, BudgetLine, ControlPlaneResults, DataPathResults } from './lib/types.js';
+import type { BenchResults, BudgetLine, ControlPlaneResults, DataPathResults, FleetResults } from './lib/types.js';
 
 const f2 = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 const f3 = (n: number): string => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
@@ -133,8 +133,32 @@ function controlPlaneBudget(cp: ControlPlaneResults): BudgetLine[] {
   ];
 }
 
-export function checkBudget(r: Pick<BenchResults, 'dataPath' | 'controlPlane'>): BudgetLine[] {
-  return [...dataPathBudget(r.dataPath), ...controlPlaneBudget(r.controlPlane)];
+/** Fleet scale: a new export visible within 5 s at 50 members; router RSS grows < 2 MB per member. */
+export function fleetBudget(f: FleetResults): BudgetLine[] {
+  const v = f.visibility;
+  const sizes = f.points.map((p) => p.members).join(', ');
+  const perMemberMb = f.slope.rssMbPerMember * 1.048576;
+  return [
+    {
+      item: `new export visible in the router (pool written to one member -> candidate in /debug/routes), ${v.members} members`,
+      target: '<= 5 s (50 members)',
+      measured: `${(v.max / 1000).toFixed(2)} s worst of ${v.ms.length} (p50 ${(v.p50 / 1000).toFixed(2)} s)`,
+      pass: v.members >= 50 && v.ms.length > 0 && v.max <= 5000,
+    },
+    {
+      item: `router RSS per member at rest (slope over ${sizes} members, ${f.poolsPerMember} pools each)`,
+      target: '< 2 MB per member',
+      measured: Number.isFinite(perMemberMb) ? `${perMemberMb.toFixed(2)} MB (${f.slope.rssMbPerMember.toFixed(2)} MiB) per member` : 'not measured',
+      pass: f.points.length >= 2 && perMemberMb < 2,
+    },
+  ];
+}
+
+export function checkBudget(r: Pick<BenchResults, 'dataPath' | 'controlPlane' | 'fleet'>): BudgetLine[] {
+  const fleet = r.fleet ? fleetBudget(r.fleet) : [];
+  // A fleet-only run (--only-fleet) has no data-path or control-plane measurement to judge.
+  if (r.fleet && r.dataPath.setups.length === 0 && r.controlPlane.build.length === 0) return fleet;
+  return [...dataPathBudget(r.dataPath), ...controlPlaneBudget(r.controlPlane), ...fleet];
 }
 
 export function formatBudget(lines: readonly BudgetLine[]): string {

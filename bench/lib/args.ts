@@ -57,6 +57,13 @@ export interface BenchOptions {
   readonly streamConcurrency: readonly number[];
   /** Measured window of each streaming cell (longer than the others: a 1,024-event response at one stream takes a while). */
   readonly streamMeasureMs: number;
+  /** Fleet sizes (members from ClusterProfiles), each a fresh router; the largest also times new exports and churn. */
+  readonly fleetMembers: readonly number[];
+  /** Exported pools per member. */
+  readonly fleetPools: number;
+  readonly skipFleet: boolean;
+  /** Only the fleet cell: results in <date>-fleet.{json,md}, no latest.*. */
+  readonly onlyFleet: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] [--warmup-ms N] [--measure-ms N]
@@ -65,6 +72,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] 
   [--close reset|graceful] [--max-requests-per-connection N] [--router-node-args "FLAGS"]
   [--router-transport grpc-js|http2]
   [--stream-chunks 64,256,1024] [--stream-concurrency 1,16,64] [--stream-measure-ms N] [--skip-streaming]
+  [--fleet-members 10,25,50] [--fleet-pools N] [--skip-fleet] [--only-fleet]
 `;
 
 /**
@@ -117,6 +125,10 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     streamChunks: (quick ? [64] : [64, 256, 1024]) as readonly number[],
     streamConcurrency: (quick ? [16] : [1, 16, 64]) as readonly number[],
     streamMeasureMs: quick ? 600 : 4000,
+    fleetMembers: (quick ? [2, 4] : [10, 25, 50]) as readonly number[],
+    fleetPools: quick ? 2 : 10,
+    skipFleet: false,
+    onlyFleet: false,
   };
   for (let i = 0; i < argv.length; i++) {
     // --flag=value is --flag value.
@@ -167,6 +179,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--only-open-streams':
         o.onlyOpenStreams = true;
         o.skipControlPlane = true;
+        o.skipFleet = true;
         o.streamChunks = [];
         o.latest = false;
         break;
@@ -221,6 +234,21 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--skip-streaming':
         o.streamChunks = [];
         break;
+      case '--fleet-members':
+        o.fleetMembers = list(next());
+        break;
+      case '--fleet-pools':
+        o.fleetPools = Math.max(1, Math.round(num(next(), a)));
+        break;
+      case '--skip-fleet':
+        o.skipFleet = true;
+        break;
+      case '--only-fleet':
+        o.onlyFleet = true;
+        o.skipDataPath = true;
+        o.skipControlPlane = true;
+        o.latest = false;
+        break;
       case '--router-node-args':
         o.routerNodeArgs = next().split(/\s+/).filter((f) => f !== '');
         break;
@@ -240,6 +268,8 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     }
     if (inline !== undefined) throw new Error(`${a} takes no value`);
   }
+  // A run of one cell never replaces latest.*.
+  if (o.onlyFleet) o.latest = false;
   // Envoy's setting for the router cluster, as test/extproc/rapid-reset.scenario.test.ts reads it.
   return { ...o, maxRequestsPerConnection: o.maxRequestsPerConnection ?? routerMaxRequestsPerConnection() };
 }

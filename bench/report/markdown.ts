@@ -1,10 +1,7 @@
 /** The Markdown summary of a run (bench/results/<date>.md). */
 import type { BenchResults, Cell, ProfileSummary, StreamingResults } from '../lib/types.js';
-
-const n = (v: number | undefined, d = 2): string => (v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(d));
-const row = (cells: readonly (string | number)[]): string => `| ${cells.join(' | ')} |`;
-const table = (head: readonly string[], rows: readonly (readonly (string | number)[])[]): string =>
-  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
+import { fleetSection } from './fleet.js';
+import { n, table } from './table.js';
 
 function cellRows(cells: readonly Cell[]): (string | number)[][] {
   return cells.map((c) => [
@@ -78,12 +75,11 @@ function profileSection(p: ProfileSummary): string {
   ].join('\n');
 }
 
-export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: string }): string {
+/** Title, machine, and the budget table: the head of every summary. */
+export function headLines(r: BenchResults, title = 'mcip-router benchmark'): string[] {
   const m = r.meta;
-  const dp = r.dataPath;
-  const cp = r.controlPlane;
-  const out: string[] = [
-    `# mcip-router benchmark, ${m.date}${m.quick ? ' (quick mode: smoke numbers only)' : ''}`,
+  return [
+    `# ${title}, ${m.date}${m.quick ? ' (quick mode: smoke numbers only)' : ''}`,
     '',
     `> ${m.caveat}`,
     '',
@@ -94,6 +90,14 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
     '',
     table(['', 'item', 'measured', 'budget'], r.budget.map((b) => [b.pass ? '**PASS**' : '**MISS**', b.item, b.measured, b.target])),
     '',
+  ];
+}
+
+export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: string }): string {
+  const dp = r.dataPath;
+  const cp = r.controlPlane;
+  const out: string[] = [
+    ...headLines(r),
     '## Data path',
     '',
     `Set-ups: **direct** (generator -> fast EPP), **h2floor** (generator -> raw node:http2 relay, no grpc-js, DATA piped untouched -> EPP: what Node's HTTP/2 alone costs), ` +
@@ -218,9 +222,16 @@ export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: str
     ),
     '',
   );
+  if (r.fleet) out.push(...fleetSection(r.fleet));
   if (r.profiles.length > 0) {
     out.push('## CPU profiles (`--profile`)', '');
     for (const p of r.profiles) out.push(profileSection(p), '');
   }
   return out.join('\n');
+}
+
+/** The summary of a fleet-only run (--only-fleet). */
+export function renderFleetMarkdown(r: BenchResults): string {
+  if (!r.fleet) throw new Error('no fleet results to render');
+  return [...headLines(r, 'mcip-router benchmark: fleet cell'), ...fleetSection(r.fleet)].join('\n');
 }
