@@ -3,7 +3,7 @@
  * PASS or MISS with the measured value; an item whose measurement is missing
  * from the run (e.g. a size not measured) is a MISS saying so.
  */
-import type { BenchResults, BudgetLine, ControlPlaneResults, DataPathResults, PickerRoleResults } from './lib/types.js';
+import type { BenchResults, BudgetLine, ControlPlaneResults, DataPathResults, FleetResults, PickerRoleResults } from './lib/types.js';
 
 const f2 = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 const f3 = (n: number): string => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
@@ -166,14 +166,36 @@ function pickerRoleBudget(pr: PickerRoleResults): BudgetLine[] {
   ];
 }
 
-/** A part the run did not measure at all (e.g. `--only picker`) has no lines; a measurement missing from a part that ran is a MISS. */
-export function checkBudget(r: Pick<BenchResults, 'dataPath' | 'controlPlane' | 'pickerRole'>): BudgetLine[] {
+/** Fleet scale: a new export visible within 5 s at 50 members; router RSS grows < 2 MB per member. */
+export function fleetBudget(f: FleetResults): BudgetLine[] {
+  const v = f.visibility;
+  const sizes = f.points.map((p) => p.members).join(', ');
+  const perMemberMb = f.slope.rssMbPerMember * 1.048576;
+  return [
+    {
+      item: `new export visible in the router (pool written to one member -> candidate in /debug/routes), ${v.members} members`,
+      target: '<= 5 s (50 members)',
+      measured: `${(v.max / 1000).toFixed(2)} s worst of ${v.ms.length} (p50 ${(v.p50 / 1000).toFixed(2)} s)`,
+      pass: v.members >= 50 && v.ms.length > 0 && v.max <= 5000,
+    },
+    {
+      item: `router RSS per member at rest (slope over ${sizes} members, ${f.poolsPerMember} pools each)`,
+      target: '< 2 MB per member',
+      measured: Number.isFinite(perMemberMb) ? `${perMemberMb.toFixed(2)} MB (${f.slope.rssMbPerMember.toFixed(2)} MiB) per member` : 'not measured',
+      pass: f.points.length >= 2 && perMemberMb < 2,
+    },
+  ];
+}
+
+/** A part the run did not measure at all (e.g. `--only picker`, `--only fleet`) has no lines; a measurement missing from a part that ran is a MISS. */
+export function checkBudget(r: Pick<BenchResults, 'dataPath' | 'controlPlane' | 'pickerRole' | 'fleet'>): BudgetLine[] {
   const dp = r.dataPath;
   const cp = r.controlPlane;
   return [
     ...(dp.cells.length > 0 || dp.openStreams.length > 0 ? dataPathBudget(dp) : []),
     ...(cp.build.length > 0 || cp.picker.length > 0 || cp.reload.length > 0 ? controlPlaneBudget(cp) : []),
     ...(r.pickerRole ? pickerRoleBudget(r.pickerRole) : []),
+    ...(r.fleet ? fleetBudget(r.fleet) : []),
   ];
 }
 

@@ -11,13 +11,14 @@ import { join } from 'node:path';
 import { checkBudget, formatBudget } from './budget.js';
 import { runControlPlane } from './control-plane.js';
 import { runDataPath } from './data-path.js';
+import { runFleet } from './fleet.js';
 import { parseArgs, type BenchOptions } from './lib/args.js';
 import { ROOT, ROUTER_MAIN } from './lib/paths.js';
 import { summarizeProfile } from './lib/profile.js';
 import type { BenchResults, DataPathResults, Meta, ProfileSummary } from './lib/types.js';
 import { runPickerRole } from './picker-role.js';
 import { controlPlaneChart, latencyChart } from './report/charts.js';
-import { renderMarkdown } from './report/markdown.js';
+import { renderFleetMarkdown, renderMarkdown } from './report/markdown.js';
 
 const log = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`);
 
@@ -104,13 +105,14 @@ async function main(): Promise<void> {
   ensureDist(o);
   // The routers load dist/ once at start; later rebuilds by others do not change what was measured.
   const distBuiltAt = statSync(ROUTER_MAIN).mtime.toISOString();
-  const name = `${stamp(started)}${o.quick ? '-quick' : ''}`;
+  const name = `${stamp(started)}${o.quick ? '-quick' : ''}${o.onlyFleet ? '-fleet' : ''}`;
   const profileDir = join(o.out, 'profiles', name);
   mkdirSync(o.out, { recursive: true });
 
   const dp = o.skipDataPath ? { results: EMPTY_DATA_PATH, profiles: [] } : await runDataPath(o, profileDir);
   const cp = o.skipControlPlane ? { results: { build: [], picker: [], reload: [] }, profiles: [] } : await runControlPlane(o, profileDir);
   const pickerRole = o.pickerRole ? await runPickerRole(o) : undefined;
+  const fleet = o.skipFleet ? undefined : await runFleet(o);
 
   const profiles: ProfileSummary[] = [];
   const written: readonly { process: string; file: string; window?: readonly [number, number] }[] = [...dp.profiles, ...cp.profiles];
@@ -133,11 +135,17 @@ async function main(): Promise<void> {
     caveat: caveat(cpus().length, loadAvgStart[0]!, loadAvgEnd[0]!),
     wallS: (performance.now() - t0) / 1000,
   };
-  const partial = { dataPath: dp.results, controlPlane: cp.results, ...(pickerRole ? { pickerRole } : {}) };
+  const partial = { dataPath: dp.results, controlPlane: cp.results, ...(pickerRole ? { pickerRole } : {}), ...(fleet ? { fleet } : {}) };
   const results: BenchResults = { meta, ...partial, budget: checkBudget(partial), profiles };
 
   const files = { json: `${name}.json`, md: `${name}.md`, svg: `${name}.svg`, cpSvg: `${name}-control-plane.svg` };
   writeFileSync(join(o.out, files.json), JSON.stringify(results, null, 2) + '\n');
+  if (o.onlyFleet) {
+    // One cell: its JSON and summary, no charts.
+    writeFileSync(join(o.out, files.md), renderFleetMarkdown(results) + '\n');
+    process.stdout.write(`\n${formatBudget(results.budget)}\n\n${meta.caveat}\n\nresults: ${join(o.out, files.json)}\nsummary: ${join(o.out, files.md)}\n`);
+    return;
+  }
   // The charts of the parts that ran (the report links only those).
   if (!o.skipDataPath) writeFileSync(join(o.out, files.svg), latencyChart(results));
   if (!o.skipControlPlane) writeFileSync(join(o.out, files.cpSvg), controlPlaneChart(results));

@@ -59,14 +59,22 @@ export interface BenchOptions {
   readonly streamConcurrency: readonly number[];
   /** Measured window of each streaming cell (longer than the others: a 1,024-event response at one stream takes a while). */
   readonly streamMeasureMs: number;
+  /** Fleet sizes (members from ClusterProfiles), each a fresh router; the largest also times new exports and churn. */
+  readonly fleetMembers: readonly number[];
+  /** Exported pools per member. */
+  readonly fleetPools: number;
+  readonly skipFleet: boolean;
+  /** Only the fleet cell: results in <date>-fleet.{json,md}, no latest.*. */
+  readonly onlyFleet: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [--quick] [--profile] [--out DIR] [--warmup-ms N] [--measure-ms N]
   [--rounds N] [--concurrency 1,16,64,256] [--variants 2k,64k] [--rate N] [--connections N] [--open-streams N]
   [--only-open-streams] [--routes 10,100,1000] [--reload-routes 10,100] [--skip-data-path] [--skip-control-plane] [--latest|--no-latest] [--no-build]
   [--close reset|graceful] [--max-requests-per-connection N] [--router-node-args "FLAGS"]
-  [--router-transport grpc-js|http2] [--only picker] [--skip-picker]
+  [--router-transport grpc-js|http2] [--only picker|fleet] [--skip-picker]
   [--stream-chunks 64,256,1024] [--stream-concurrency 1,16,64] [--stream-measure-ms N] [--skip-streaming]
+  [--fleet-members 10,25,50] [--fleet-pools N] [--skip-fleet] [--only-fleet]
 `;
 
 /**
@@ -120,6 +128,10 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     streamChunks: (quick ? [64] : [64, 256, 1024]) as readonly number[],
     streamConcurrency: (quick ? [16] : [1, 16, 64]) as readonly number[],
     streamMeasureMs: quick ? 600 : 4000,
+    fleetMembers: (quick ? [2, 4] : [10, 25, 50]) as readonly number[],
+    fleetPools: quick ? 2 : 10,
+    skipFleet: false,
+    onlyFleet: false,
   };
   for (let i = 0; i < argv.length; i++) {
     // --flag=value is --flag value.
@@ -171,6 +183,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         o.onlyOpenStreams = true;
         o.skipControlPlane = true;
         o.pickerRole = false;
+        o.skipFleet = true;
         o.streamChunks = [];
         o.latest = false;
         break;
@@ -188,10 +201,12 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
         break;
       case '--only': {
         const v = next();
-        if (v !== 'picker') throw new Error(`--only: picker (the Endpoint Picker role cell), not "${v}"`);
+        if (v !== 'picker' && v !== 'fleet') throw new Error(`--only: picker (the Endpoint Picker role cell) or fleet (members from ClusterProfiles), not "${v}"`);
         o.skipDataPath = true;
         o.skipControlPlane = true;
-        o.pickerRole = true;
+        o.pickerRole = v === 'picker';
+        o.onlyFleet = v === 'fleet';
+        o.skipFleet = v !== 'fleet';
         o.latest = false;
         break;
       }
@@ -237,6 +252,22 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       case '--skip-streaming':
         o.streamChunks = [];
         break;
+      case '--fleet-members':
+        o.fleetMembers = list(next());
+        break;
+      case '--fleet-pools':
+        o.fleetPools = Math.max(1, Math.round(num(next(), a)));
+        break;
+      case '--skip-fleet':
+        o.skipFleet = true;
+        break;
+      case '--only-fleet':
+        o.onlyFleet = true;
+        o.skipDataPath = true;
+        o.skipControlPlane = true;
+        o.pickerRole = false;
+        o.latest = false;
+        break;
       case '--router-node-args':
         o.routerNodeArgs = next().split(/\s+/).filter((f) => f !== '');
         break;
@@ -256,6 +287,8 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     }
     if (inline !== undefined) throw new Error(`${a} takes no value`);
   }
+  // A run of one cell never replaces latest.*.
+  if (o.onlyFleet) o.latest = false;
   // Envoy's setting for the router cluster, as test/extproc/rapid-reset.scenario.test.ts reads it.
   return { ...o, maxRequestsPerConnection: o.maxRequestsPerConnection ?? routerMaxRequestsPerConnection() };
 }

@@ -14,4 +14,5 @@ export const PROCS = {
   h2floor: join(BENCH_DIR, 'procs/h2-floor-proxy.ts'),
   loadgen: join(BENCH_DIR, 'procs/loadgen.ts'),
   controlPlane: join(BENCH_DIR, 'procs/control-plane.ts'),
+  fleetApiservers: join(BENCH_DIR, 'procs/fleet-apiservers.ts'),
 } as const;

@@ -267,6 +267,8 @@ export interface BenchResults {
   readonly meta: Meta;
   readonly dataPath: DataPathResults;
   readonly controlPlane: ControlPlaneResults;
+  /** Members from ClusterProfiles (absent in results before 2026-11-28, or with --skip-fleet). */
+  readonly fleet?: FleetResults;
   readonly budget: readonly BudgetLine[];
   readonly profiles: readonly ProfileSummary[];
   /** The Endpoint Picker role cell (bench/picker-role.ts); absent in runs without it. */
@@ -305,4 +307,48 @@ export interface PickerRoleResults {
   /** proxy = the router process (every set-up), epp = the fast EPP. */
   readonly cells: readonly Cell<PickerSetup>[];
   readonly comparisons: readonly PickerRoleComparison[];
+}
+
+/** One fleet size: a fresh router taking `members` members from the hub's ClusterProfiles. */
+export interface FleetPoint {
+  readonly members: number;
+  /** Candidates once every member's exported pools were in the router's snapshot (members x pools per member). */
+  readonly candidates: number;
+  /** Router process start to its "serving" log line. */
+  readonly startupMs: number;
+  /** Router process start to the first snapshot holding every member's pools. */
+  readonly syncMs: number;
+  /** The router at rest (no change anywhere) over `restS` seconds once synced. */
+  readonly rest: { readonly cpuPct: number; readonly rssMb: number; readonly heapUsedMb: number };
+}
+
+/** Least-squares line through the points' (members, value): what one more member costs. */
+export interface FleetSlope {
+  readonly rssMbPerMember: number;
+  readonly cpuPctPerMember: number;
+}
+
+export interface FleetChurn {
+  /** Pool writes per second (an exported pool added to one member, or one removed). */
+  readonly opsPerS: number;
+  readonly windowS: number;
+  readonly ops: number;
+  readonly cpuPct: number;
+  readonly rssMaxMb: number;
+  /** Snapshots the router built during the window. */
+  readonly snapshots: number;
+  /** The API server stand-ins' process over the same window (the other side of every watch). */
+  readonly apiserversCpuPct: number;
+}
+
+export interface FleetResults {
+  readonly poolsPerMember: number;
+  readonly restS: number;
+  readonly points: readonly FleetPoint[];
+  readonly slope: FleetSlope;
+  /** At the largest size: a new exported pool (and its EPP Service) written to one member -> its candidate in /debug/routes. */
+  readonly visibility: { readonly members: number; readonly ms: readonly number[]; readonly p50: number; readonly max: number };
+  readonly churn: FleetChurn & { readonly members: number };
+  /** RSS of the process serving the hub and every member stand-in, at the end. */
+  readonly apiserversRssMb: number;
 }

@@ -2,6 +2,7 @@
 import type { BenchResults, ControlPlaneResults, DataPathResults, ProfileSummary, StreamingResults } from '../lib/types.js';
 import { pickerRoleSection } from './picker-role.js';
 import { cellRows, n, table } from './tables.js';
+import { fleetSection } from './fleet.js';
 
 function streamingSection(st: StreamingResults): string[] {
   return [
@@ -55,6 +56,24 @@ function profileSection(p: ProfileSummary): string {
     '',
     table(['function', 'where', 'self ms', 'total ms', '% of busy'], p.topRouter.slice(0, 15).map((t) => [`\`${t.fn}\``, t.where, t.selfMs.toFixed(0), t.totalMs.toFixed(0), t.pct.toFixed(1)])),
   ].join('\n');
+}
+
+/** Title, machine, and the budget table: the head of every summary. */
+export function headLines(r: BenchResults, title = 'mcip-router benchmark'): string[] {
+  const m = r.meta;
+  return [
+    `# ${title}, ${m.date}${m.quick ? ' (quick mode: smoke numbers only)' : ''}`,
+    '',
+    `> ${m.caveat}`,
+    '',
+    `Machine: ${m.cpus} CPUs (${m.cpuModel}), node ${m.node}; load average ${m.loadAvgStart.map((l) => l.toFixed(2)).join(' / ')} at start, ${m.loadAvgEnd.map((l) => l.toFixed(2)).join(' / ')} at end. ` +
+      `Router: dist built ${m.distBuiltAt}, git ${m.gitHead}. Wall time ${m.wallS.toFixed(0)} s.`,
+    '',
+    '## Budget',
+    '',
+    table(['', 'item', 'measured', 'budget'], r.budget.map((b) => [b.pass ? '**PASS**' : '**MISS**', b.item, b.measured, b.target])),
+    '',
+  ];
 }
 
 function dataPathSection(dp: DataPathResults, svg: string): string[] {
@@ -192,28 +211,22 @@ function controlPlaneSection(cp: ControlPlaneResults, cpSvg: string): string[] {
 }
 
 export function renderMarkdown(r: BenchResults, files: { svg: string; cpSvg: string }): string {
-  const m = r.meta;
-  const out: string[] = [
-    `# mcip-router benchmark, ${m.date}${m.quick ? ' (quick mode: smoke numbers only)' : ''}`,
-    '',
-    `> ${m.caveat}`,
-    '',
-    `Machine: ${m.cpus} CPUs (${m.cpuModel}), node ${m.node}; load average ${m.loadAvgStart.map((l) => l.toFixed(2)).join(' / ')} at start, ${m.loadAvgEnd.map((l) => l.toFixed(2)).join(' / ')} at end. ` +
-      `Router: dist built ${m.distBuiltAt}, git ${m.gitHead}. Wall time ${m.wallS.toFixed(0)} s.`,
-    '',
-    '## Budget',
-    '',
-    table(['', 'item', 'measured', 'budget'], r.budget.map((b) => [b.pass ? '**PASS**' : '**MISS**', b.item, b.measured, b.target])),
-    '',
-  ];
+  const out: string[] = headLines(r);
   const dp = r.dataPath;
   if (dp.cells.length > 0 || dp.openStreams.length > 0) out.push(...dataPathSection(dp, files.svg));
   const cp = r.controlPlane;
   if (cp.build.length > 0 || cp.picker.length > 0 || cp.reload.length > 0) out.push(...controlPlaneSection(cp, files.cpSvg));
   if (r.pickerRole) out.push(...pickerRoleSection(r.pickerRole));
+  if (r.fleet) out.push(...fleetSection(r.fleet));
   if (r.profiles.length > 0) {
     out.push('## CPU profiles (`--profile`)', '');
     for (const p of r.profiles) out.push(profileSection(p), '');
   }
   return out.join('\n');
+}
+
+/** The summary of a fleet-only run (--only-fleet). */
+export function renderFleetMarkdown(r: BenchResults): string {
+  if (!r.fleet) throw new Error('no fleet results to render');
+  return [...headLines(r, 'mcip-router benchmark: fleet cell'), ...fleetSection(r.fleet)].join('\n');
 }

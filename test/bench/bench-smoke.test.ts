@@ -35,6 +35,8 @@ beforeAll(() => {
       '--open-streams', String(OPEN_STREAMS),
       '--routes', ROUTE_SIZES.join(','), '--reload-routes', '10',
       '--stream-chunks', String(STREAM_EVENTS), '--stream-concurrency', '1,4', '--stream-measure-ms', '250',
+      // The fleet cell has its own end-to-end run (only-fleet.test.ts).
+      '--skip-fleet',
     ],
     { cwd: ROOT, encoding: 'utf8', timeout: 110_000 },
   );

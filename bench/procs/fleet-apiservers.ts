@@ -1,0 +1,79 @@
+/**
+ * The fleet cell's API servers, in a process of their own: a hub stand-in
+ * holding ClusterProfiles and HTTPS member stand-ins (test/sources/fleet's
+ * FleetEnv: a test CA, one bearer token per member, a provider file running
+ * the secretreader-style test plugin), each member holding its exported
+ * InferencePools and their EPP Services. The orchestrator publishes profiles
+ * and writes pools over RPC; the router reads everything through real sockets.
+ */
+import { rmSync } from 'node:fs';
+import { EXPORT_ANNOTATION } from '../../src/model/types.js';
+import { createTestCa } from '../../test/helpers/pki.js';
+import { FleetEnv } from '../../test/sources/fleet/fleet-env.js';
+import { pool, service } from '../../test/sources/kubernetes/kube-fixtures.js';
+import { FLEET_NAMESPACE, memberName, steadyPools } from '../lib/fleet-plan.js';
+import { serveRpc } from '../lib/rpc.js';
+
+
+const ca = createTestCa('mcip bench fleet CA');
+const fleet = await new FleetEnv(ca).start();
+const published = new Set<string>();
+let ipSeq = 0;
+
+/** An exported pool and its EPP Service (a cluster IP of its own: every EPP is a distinct target). */
+function writePool(member: string, name: string): void {
+  const s = fleet.members.get(member);
+  if (!s) throw new Error(`no member ${member}`);
+  ipSeq++;
+  s.create('services', service(`${name}-epp`, FLEET_NAMESPACE, `10.${200 + (ipSeq >> 16)}.${(ipSeq >> 8) & 255}.${ipSeq & 255}`));
+  s.create('inferencepools', pool(name, FLEET_NAMESPACE, `${name}-epp`, { annotations: { [EXPORT_ANNOTATION]: 'ClusterSet' } }));
+}
+
+serveRpc(
+  {
+    /** Starts `members` member stand-ins with `pools` exported pools each (pool-0 ...); returns fleet.clusterProfiles. */
+    async setup(a: { members: number; pools: number }) {
+      for (let i = 0; i < a.members; i++) {
+        const name = memberName(i);
+        await fleet.member(name);
+        for (const p of steadyPools(a.pools)) writePool(name, p);
+      }
+      return fleet.clusterProfiles();
+    },
+    /** The hub publishes the profiles of the first `count` members, and no others. */
+    publish(a: { count: number }) {
+      const want = new Set([...fleet.members.keys()].slice(0, a.count));
+      for (const name of [...published]) {
+        if (!want.has(name)) {
+          fleet.hub.delete('clusterprofiles', 'fleet-system', name);
+          published.delete(name);
+        }
+      }
+      for (const name of want) {
+        if (published.has(name)) continue;
+        fleet.hub.create('clusterprofiles', fleet.profile(name));
+        published.add(name);
+      }
+      return published.size;
+    },
+    addPool(a: { member: string; name: string }) {
+      writePool(a.member, a.name);
+      return true;
+    },
+    deletePool(a: { member: string; name: string }) {
+      const s = fleet.members.get(a.member)!;
+      s.delete('inferencepools', FLEET_NAMESPACE, a.name);
+      s.delete('services', FLEET_NAMESPACE, `${a.name}-epp`);
+      return true;
+    },
+    /** Closes every stand-in and removes the CA and the fleet's files. */
+    async close() {
+      await fleet.close();
+      rmSync(fleet.dir, { recursive: true, force: true });
+      ca.remove();
+      return true;
+    },
+  },
+  { pid: process.pid },
+);
+

@@ -1,0 +1,37 @@
+/** The fleet cell in a summary: members from ClusterProfiles, what each costs, new exports and churn. */
+import type { FleetResults } from '../lib/types.js';
+import { n, table } from './tables.js';
+
+export function fleetSection(f: FleetResults): string[] {
+  const v = f.visibility;
+  const c = f.churn;
+  return [
+    '## Fleet: members from ClusterProfiles',
+    '',
+    `A hub API-server stand-in publishes one ClusterProfile per member (namespace fleet-system, access provider secretreader); every member is an HTTPS ` +
+      `API-server stand-in of its own, accepting only its own bearer token, holding ${f.poolsPerMember} InferencePools exported to the ClusterSet, each with its EPP Service. ` +
+      'All stand-ins run in one process, the router (compiled, own process) in another; the router reads the profiles and runs the provider file\'s test ' +
+      'credential plugin (as cluster-inventory-api\'s secretreader does) once per member for its token. Its local member (manifests) routes one HTTPRoute per pool name ' +
+      'to the InferencePoolImport of that name, so every exported pool of every member is a candidate. Members\' EPPs are not probed or scraped ' +
+      '(health every 10 min, metrics off): this measures what members cost the control plane. Each size is a fresh router; "synced" is process start to the first ' +
+      `snapshot with every member's pools in /debug/routes; "at rest" is CPU over ${f.restS} s with nothing changing, 2 s after sync.`,
+    '',
+    table(
+      ['members', 'candidates', 'router serving ms', 'synced ms', 'CPU at rest %', 'RSS at rest MiB', 'V8 heap used MiB'],
+      f.points.map((p) => [p.members, p.candidates, p.startupMs, p.syncMs, n(p.rest.cpuPct), n(p.rest.rssMb, 1), n(p.rest.heapUsedMb, 1)]),
+    ),
+    '',
+    `One more member (least-squares slope over ${f.points.map((p) => p.members).join(', ')} members): RSS ${n(f.slope.rssMbPerMember, 2)} MiB ` +
+      `(${n(f.slope.rssMbPerMember * 1.048576, 2)} MB), CPU at rest ${n(f.slope.cpuPctPerMember, 3)}% of a core.`,
+    '',
+    `New export at ${v.members} members (an exported pool and its EPP Service written to one member; timed from the write to the build of the first snapshot ` +
+      `whose /debug/routes holds the candidate, the router's default watch coalescing included): p50 ${n(v.p50, 0)} ms, worst ${n(v.max, 0)} ms of ${v.ms.length} ` +
+      `(${v.ms.map((x) => n(x, 0)).join(', ')} ms).`,
+    '',
+    `Churn at ${c.members} members: ${c.opsPerS} pool writes per second (an exported pool added to one member, or, with 20 churn pools live, the oldest removed), ` +
+      `${c.ops} writes over ${n(c.windowS, 1)} s: router CPU ${n(c.cpuPct, 1)}% of a core, RSS peak ${n(c.rssMaxMb, 1)} MiB, ${c.snapshots} snapshots built; ` +
+      `the API-server stand-ins ${n(c.apiserversCpuPct, 1)}% (RSS ${n(f.apiserversRssMb, 0)} MiB at the end).`,
+    '',
+  ];
+}
+

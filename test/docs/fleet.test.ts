@@ -1,0 +1,135 @@
+/**
+ * docs/fleet.md: every YAML and JSON block parses; the `fleet` blocks, appended to the router
+ * config the chart renders as the guide's commands do, load as the router loads its config;
+ * the provider files load as the router loads them; and the names the guide's commands and
+ * manifests use are the ones the chart renders (Deployment, ServiceAccount, router ConfigMap,
+ * the router's config volume and path) and the router prints (the static-member warning).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadProviderFile } from '../../src/credentials/provider-file.js';
+import { decodeClusterProfile, planMembers } from '../../src/sources/fleet/cluster-profile.js';
+import { find, renderChart, REPO, type K8sObject } from '../charts/render-chart.js';
+import { loadRouterConfigText, routerConfigText } from '../charts/router-config.js';
+import { clusterProfile } from '../sources/fleet/profile-fixtures.js';
+
+const GUIDE = 'docs/fleet.md';
+const text = readFileSync(path.join(REPO, GUIDE), 'utf8');
+const blocks = (lang: string): string[] => [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
+const yamlDocs = (block: string): unknown[] => parseAllDocuments(block).map((d) => {
+  if (d.errors.length > 0) throw new Error(`${GUIDE}: invalid YAML: ${d.errors[0]!.message}\n${block}`);
+  return d.toJS() as unknown;
+});
+const fleetBlocks = blocks('yaml').filter((b) => b.startsWith('fleet:'));
+const manifests = blocks('yaml').filter((b) => !b.startsWith('fleet:')).flatMap(yamlDocs) as K8sObject[];
+
+/** The chart as docs/two-clusters.md installs it: release mcip in mcip-system. */
+const release = renderChart({}, { name: 'mcip', namespace: 'mcip-system' });
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'mcip-fleet-doc-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe(GUIDE, () => {
+  it('every YAML block parses, and every manifest names its kind and object', () => {
+    expect(blocks('yaml')).toHaveLength(6);
+    expect(fleetBlocks).toHaveLength(2);
+    for (const m of manifests) {
+      expect(typeof m.apiVersion, JSON.stringify(m)).toBe('string');
+      expect(typeof m.kind, JSON.stringify(m)).toBe('string');
+      expect(m.metadata.name, JSON.stringify(m)).toMatch(/^[a-z0-9.-]+$/);
+    }
+    expect(manifests.map((m) => m.kind)).toEqual(
+      expect.arrayContaining(['ManagedClusterSet', 'ManagedClusterSetBinding', 'ManagedServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']),
+    );
+  });
+
+  it('each fleet block, appended to the router config the chart renders, loads as the router config', () => {
+    for (const block of fleetBlocks) {
+      const config = loadRouterConfigText(`${routerConfigText(release)}\n${block}`);
+      const cp = config.fleet.clusterProfiles!;
+      expect(cp.providerFile).toBe('/etc/mcip-fleet/providers.json');
+      expect(cp.members.namespaces).toEqual(['inference']);
+      // The chart's own members are still there: the block adds to the config, it replaces nothing.
+      expect(config.clusters.map((c) => c.name)).toEqual(['local']);
+    }
+    const [ocm, kubefleet] = fleetBlocks.map((b) => loadRouterConfigText(`${routerConfigText(release)}\n${b}`).fleet.clusterProfiles!);
+    expect([ocm!.namespace, ocm!.labelSelector, ocm!.hub.inCluster]).toEqual(['mcip-system', 'x-k8s.io/cluster-manager=open-cluster-management', true]);
+    expect([kubefleet!.namespace, kubefleet!.labelSelector, kubefleet!.hub.kubeconfig]).toEqual(['fleet-system', 'x-k8s.io/cluster-manager=KubeFleet', '/etc/mcip-fleet-hub/kubeconfig']);
+    expect(kubefleet!.plugins.inheritEnv).toEqual(expect.arrayContaining(['AZURE_CLIENT_ID', 'AZURE_TENANT_ID', 'AZURE_FEDERATED_TOKEN_FILE', 'AZURE_AUTHORITY_HOST']));
+  });
+
+  it('the Deployment patches parse and mount the provider file and the hub kubeconfig where the fleet blocks read them', () => {
+    type Patch = { spec: { template: { spec: { volumes: { name: string; configMap?: { name: string }; secret?: { secretName: string } }[]; containers: { name: string; volumeMounts: { name: string; mountPath: string }[] }[] } } } };
+    const patches = [...text.matchAll(/--type=strategic -p '\n([\s\S]*?)'\n/g)].map((m) => yamlDocs(m[1]!)[0] as Patch);
+    expect(patches).toHaveLength(2);
+    const mounts = new Map<string, string>();
+    const sources = new Map<string, string>();
+    for (const p of patches) {
+      const pod = p.spec.template.spec;
+      expect(pod.containers.map((c) => c.name)).toEqual(['router']);
+      for (const m of pod.containers[0]!.volumeMounts) mounts.set(m.name, m.mountPath);
+      for (const v of pod.volumes) sources.set(v.name, v.configMap?.name ?? v.secret?.secretName ?? '');
+    }
+    expect(Object.fromEntries(sources)).toEqual({ 'router-config': 'mcip-router-fleet', 'fleet-providers': 'mcip-fleet-providers', 'fleet-hub': 'mcip-fleet-hub' });
+    expect(Object.fromEntries(mounts)).toEqual({ 'fleet-providers': '/etc/mcip-fleet', 'fleet-hub': '/etc/mcip-fleet-hub' });
+    // The commands create what the patches mount, from the files the guide saves.
+    expect(text).toContain('create configmap mcip-router-fleet --from-file=router.yaml');
+    expect(text).toContain('create configmap mcip-fleet-providers --from-file=providers.json');
+    expect(text).toContain('create secret generic mcip-fleet-hub --from-file=kubeconfig=hub.kubeconfig');
+  });
+
+  it('the provider files load as the router loads them, and the OCM one serves the profiles OCM publishes', () => {
+    const files = blocks('json').map((b, i) => {
+      const file = path.join(tmp, `providers-${i}.json`);
+      writeFileSync(file, b);
+      return loadProviderFile(file);
+    });
+    expect(files.map((f) => f.providers.map((p) => p.name))).toEqual([['open-cluster-management'], ['KubeFleet']]);
+    const ocm = files[0]!.providers[0]!;
+    expect([ocm.execConfig.command, ocm.execConfig.args, ocm.execConfig.provideClusterInfo]).toEqual(['/usr/local/bin/cp-creds', ['--managed-serviceaccount=mcip-router'], true]);
+    // The managed service account the provider names is the one the guide creates.
+    expect(manifests.find((m) => m.kind === 'ManagedServiceAccount')!.metadata.name).toBe('mcip-router');
+  });
+
+  it('names what the chart renders for release mcip: Deployment, ServiceAccount, router ConfigMap, config volume and path', () => {
+    const deployment = find(release, 'Deployment', 'mcip-router') as K8sObject & {
+      spec: { template: { spec: { volumes: { name: string; configMap?: { name: string } }[]; containers: { name: string; args: string[]; volumeMounts: { name: string; mountPath: string }[] }[] } } };
+    };
+    expect(deployment.metadata.name).toBe('mcip-mcip-router');
+    expect(text).toContain('patch deployment mcip-mcip-router');
+    expect(text).toContain('exec deploy/mcip-mcip-router -c router');
+    expect(text).toContain('port-forward deploy/mcip-mcip-router 9902:9902');
+    expect(find(release, 'ServiceAccount').metadata.name).toBe('mcip-mcip-router');
+    const binding = manifests.find((m) => m.kind === 'RoleBinding') as K8sObject & { subjects: { name: string; namespace: string }[] };
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'mcip-mcip-router', namespace: 'mcip-system' }]);
+    const configMap = find(release, 'ConfigMap', '-router');
+    expect(configMap.metadata.name).toBe('mcip-mcip-router-router');
+    expect(text).toContain(`get configmap ${configMap.metadata.name} -o jsonpath='{.data.router\\.yaml}'`);
+    const pod = deployment.spec.template.spec;
+    const router = pod.containers.find((c) => c.name === 'router')!;
+    // The patch swaps the ConfigMap of the volume "router-config"; --check reads the file the router reads.
+    expect(pod.volumes.find((v) => v.name === 'router-config')!.configMap!.name).toBe('mcip-mcip-router-router');
+    const mount = router.volumeMounts.find((v) => v.name === 'router-config')!.mountPath;
+    expect(router.args).toEqual(['--config', `${mount}/router.yaml`]);
+    expect(text).toContain(`--config ${mount}/router.yaml --check`);
+    // The debug port the guide forwards is the chart's listen.debug.
+    expect(routerConfigText(release)).toContain('debug: "127.0.0.1:9902"');
+  });
+
+  it('quotes the warning --check prints for a profile naming a static member', () => {
+    const decoded = decodeClusterProfile(clusterProfile('cluster1', { namespace: 'mcip-system' }) as Record<string, unknown>);
+    const plan = planMembers([decoded], new Set(['cluster1']));
+    expect(plan.refused).toHaveLength(1);
+    expect(text).toContain(`warning: ${plan.refused[0]!.message}`);
+  });
+
+  it('links the push/pull set-up by its section in docs/kubernetes.md and is linked from the README', () => {
+    expect(text).toContain('](kubernetes.md#pushpull-topology)');
+    expect(text).toContain('](kubernetes.md#members-from-clusterprofiles)');
+    expect(readFileSync(path.join(REPO, 'docs/kubernetes.md'), 'utf8')).toMatch(/^## Members from ClusterProfiles$/m);
+    expect(readFileSync(path.join(REPO, 'README.md'), 'utf8')).toContain('](docs/fleet.md)');
+  });
+});
