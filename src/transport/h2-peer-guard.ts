@@ -52,8 +52,9 @@ export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits
       guard.used();
     });
     stream.once('close', () => {
-      // Early: the peer reset it before anything was sent on it (a status counts as an answer).
-      if (!session.destroyed) cut(session, guard.closed(used, !stream.headersSent && stream.rstCode !== h2.NGHTTP2_NO_ERROR), onCutHere);
+      // Early: the peer reset it before anything was sent on it (a status counts as an answer), with
+      // whatever error code its RST_STREAM carries: NO_ERROR is as cheap to send as CANCEL.
+      if (!session.destroyed) cut(session, guard.closed(used, !stream.headersSent), onCutHere);
     });
   });
 }

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import { createNgfGateway } from '../harness/gateways/ngf-one-shot.js';
-import { ENHANCE_YOUR_CALM, rawH2Connect, type RawH2Client } from '../helpers/raw-h2.js';
+import { ENHANCE_YOUR_CALM, NO_ERROR, rawH2Connect, type RawH2Client } from '../helpers/raw-h2.js';
 import { eventually } from '../helpers/eventually.js';
 import { processClock } from '../helpers/work-time.js';
 import { frames, jsonBody, startScenario, type Scenario } from './scenario.js';
@@ -64,6 +64,18 @@ describe.each(['http2', 'grpc-js'] as const)('hostile peer on the ext_proc serve
     expect(d, `p50 before ${b.toFixed(1)} ms, during the attack ${d.toFixed(1)} ms`).toBeLessThan(Math.max(4 * b, b + 25));
     await sc.settled();
   }, 60_000);
+
+  it('a rapid-reset client is cut whatever error code its resets carry (RST_STREAM NO_ERROR is a reset too)', async () => {
+    sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 10, earlyResetsPerSecond: 1 } });
+    const [host, port] = hostPort(sc.address);
+    const attacker = await rawH2Connect(host, port, false, ATTACKER);
+    raws.push(attacker);
+    await attacker.open(2_000, { reset: true, resetCode: NO_ERROR });
+    await eventually(() => expect(attacker.goaway?.errorCode).toBe(ENHANCE_YOUR_CALM), 5_000);
+    expect(attacker.goaway!.lastStreamId).toBeLessThan(2 * 4 * 10);
+    expect(sc.observer.peerCuts).toEqual(['early_resets']);
+    expect((await sc.envoy.run(request)).outcome).toBe('forwarded');
+  });
 
   it('a peer that was cut and reconnects is closed unserved for cutCooldownMs; other peers connect meanwhile', async () => {
     sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 10, cutCooldownMs: 1_000 } });

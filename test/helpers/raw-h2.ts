@@ -13,6 +13,7 @@ const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY
 const FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
 export const ENHANCE_YOUR_CALM = 0xb;
 export const CANCEL = 0x8;
+export const NO_ERROR = 0x0;
 
 function frame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
   const h = Buffer.alloc(9);
@@ -47,8 +48,11 @@ export function grpcRequestBlock(path: string, tls: boolean): Buffer {
 }
 
 export interface RawH2Client {
-  /** Opens `count` streams (HEADERS only), each reset right after (RST_STREAM CANCEL) when `reset`; written in batches. Resolves once written. */
-  open(count: number, o: { reset: boolean; path?: string }): Promise<number>;
+  /**
+   * Opens `count` streams (HEADERS only), each reset right after when `reset` (RST_STREAM with
+   * `resetCode`, default CANCEL); written in batches. Resolves once written.
+   */
+  open(count: number, o: { reset: boolean; path?: string; resetCode?: number }): Promise<number>;
   /** The first GOAWAY the server sent, if any. */
   readonly goaway: { errorCode: number; lastStreamId: number } | undefined;
   /** RST_STREAMs the server sent. */
@@ -89,10 +93,10 @@ export async function rawH2Connect(host: string, port: number, tls = false, loca
     })),
     isClosed: () => isClosed,
     destroy: () => socket.destroy(),
-    async open(count: number, o: { reset: boolean; path?: string }): Promise<number> {
+    async open(count: number, o: { reset: boolean; path?: string; resetCode?: number }): Promise<number> {
       const block = grpcRequestBlock(o.path ?? EXT_PROC_PATH, tls);
       const rst = Buffer.alloc(4);
-      rst.writeUInt32BE(CANCEL);
+      rst.writeUInt32BE(o.resetCode ?? CANCEL);
       let written = 0;
       while (written < count && !isClosed) {
         const batch: Buffer[] = [];
