@@ -103,16 +103,25 @@ describe.each(['http2', 'grpc-js'] as const)('hostile peer on the ext_proc serve
   });
 
   it('a client holding streams it never sends on is cut past maxUnusedStreams; the streams it held are released', async () => {
-    sc = await startScenario({ transport, peerLimits: { maxUnusedStreams: 50 } });
-    const [host, port] = hostPort(sc.address);
-    const idle = await rawH2Connect(host, port, false, ATTACKER);
-    raws.push(idle);
-    await idle.open(500, { reset: false });
-    await idle.closed;
-    expect(idle.goaway?.errorCode).toBe(ENHANCE_YOUR_CALM);
-    expect(sc.observer.peerCuts).toEqual(['unused_streams']);
-    await eventually(() => expect(sc!.server.activeStreams()).toBe(0));
-    expect((await sc.envoy.run(request)).outcome).toBe('forwarded');
+    // The router exits on an uncaught exception (main.ts): a stream of the cut connection erroring with nobody listening would end it.
+    const uncaught: Error[] = [];
+    const record = (err: Error): void => void uncaught.push(err);
+    process.on('uncaughtException', record);
+    try {
+      sc = await startScenario({ transport, peerLimits: { maxUnusedStreams: 50 } });
+      const [host, port] = hostPort(sc.address);
+      const idle = await rawH2Connect(host, port, false, ATTACKER);
+      raws.push(idle);
+      await idle.open(500, { reset: false });
+      await idle.closed;
+      expect(idle.goaway?.errorCode).toBe(ENHANCE_YOUR_CALM);
+      expect(sc.observer.peerCuts).toEqual(['unused_streams']);
+      await eventually(() => expect(sc!.server.activeStreams()).toBe(0));
+      expect((await sc.envoy.run(request)).outcome).toBe('forwarded');
+      expect(uncaught.map((e) => e.message)).toEqual([]);
+    } finally {
+      process.off('uncaughtException', record);
+    }
   });
 
   it('Envoy at a high rate, a reset after every answered stream, is never cut, even with a tight early-reset bound', async () => {
