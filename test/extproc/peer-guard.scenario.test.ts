@@ -77,6 +77,31 @@ describe.each(['http2', 'grpc-js'] as const)('hostile peer on the ext_proc serve
     expect((await sc.envoy.run(request)).outcome).toBe('forwarded');
   });
 
+  it('a rapid-reset client that opens a new connection before each one\'s burst is spent is cut all the same (the account is per address)', async () => {
+    sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 20, earlyResetsPerSecond: 1 } });
+    const [host, port] = hostPort(sc.address);
+    let cutAfter: number | undefined;
+    for (let i = 0; i < 30 && cutAfter === undefined; i++) {
+      const c = await rawH2Connect(host, port, false, ATTACKER);
+      raws.push(c);
+      // Fewer resets than the burst on each connection; the connection is left once they are all read.
+      await c.open(15, { reset: true });
+      await eventually(() => expect(c.framesReceived).toBeGreaterThan(0));
+      await c.ping();
+      if (c.goaway?.errorCode === ENHANCE_YOUR_CALM) cutAfter = i;
+      c.destroy();
+    }
+    expect(cutAfter, 'never cut').toBeDefined();
+    expect(cutAfter!).toBeLessThanOrEqual(2);
+    expect(sc.observer.peerCuts).toEqual(['early_resets']);
+    // Another address is not charged for it.
+    const other = await rawH2Connect(host, port, false, '127.0.0.3');
+    raws.push(other);
+    await other.open(15, { reset: true });
+    await other.ping();
+    expect(other.goaway).toBeUndefined();
+  });
+
   it('a peer that was cut and reconnects is closed unserved for cutCooldownMs; other peers connect meanwhile', async () => {
     sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 10, cutCooldownMs: 1_000 } });
     const [host, port] = hostPort(sc.address);

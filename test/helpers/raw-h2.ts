@@ -53,6 +53,8 @@ export interface RawH2Client {
    * `resetCode`, default CANCEL); written in batches. Resolves once written.
    */
   open(count: number, o: { reset: boolean; path?: string; resetCode?: number }): Promise<number>;
+  /** Sends a PING and resolves on its ACK (or the connection's close): the server has read everything sent before it. */
+  ping(): Promise<void>;
   /** The first GOAWAY the server sent, if any. */
   readonly goaway: { errorCode: number; lastStreamId: number } | undefined;
   /** RST_STREAMs the server sent. */
@@ -83,6 +85,7 @@ export async function rawH2Connect(host: string, port: number, tls = false, loca
   let nextId = 1;
   let pending = Buffer.alloc(0);
   let isClosed = false;
+  let pongs: (() => void)[] = [];
   const client = {
     goaway: undefined as RawH2Client['goaway'],
     resetsReceived: 0,
@@ -93,6 +96,14 @@ export async function rawH2Connect(host: string, port: number, tls = false, loca
     })),
     isClosed: () => isClosed,
     destroy: () => socket.destroy(),
+    ping(): Promise<void> {
+      if (isClosed) return Promise.resolve();
+      return new Promise<void>((r) => {
+        pongs.push(r);
+        socket.once('close', () => r());
+        socket.write(frame(FRAME.PING, 0, 0, Buffer.alloc(8)));
+      });
+    },
     async open(count: number, o: { reset: boolean; path?: string; resetCode?: number }): Promise<number> {
       const block = grpcRequestBlock(o.path ?? EXT_PROC_PATH, tls);
       const rst = Buffer.alloc(4);
@@ -122,6 +133,11 @@ export async function rawH2Connect(host: string, port: number, tls = false, loca
       client.framesReceived++;
       if (type === FRAME.SETTINGS && !(flags & FLAG.ACK)) socket.write(frame(FRAME.SETTINGS, FLAG.ACK, 0));
       else if (type === FRAME.PING && !(flags & FLAG.ACK)) socket.write(frame(FRAME.PING, FLAG.ACK, 0, payload));
+      else if (type === FRAME.PING) {
+        const waiting = pongs;
+        pongs = [];
+        for (const r of waiting) r();
+      }
       else if (type === FRAME.GOAWAY) client.goaway ??= { lastStreamId: payload.readUInt32BE(0) & 0x7fffffff, errorCode: payload.readUInt32BE(4) };
       else if (type === FRAME.RST_STREAM) client.resetsReceived++;
     }
