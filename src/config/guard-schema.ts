@@ -93,7 +93,7 @@ export type EppAnswersConfig = z.output<typeof eppAnswersSchema>;
  * NGINX Gateway Fabric opens one connection per request and uses its stream at once.
  */
 export const peerLimitsSchema = z.strictObject({
-  /** Streams a connection may open and reset before the router answered anything on them (HTTP/2 rapid reset), at once... */
+  /** Streams one peer IP's connections together may open and reset before the router answered anything on them (HTTP/2 rapid reset), at once... */
   earlyResetBurst: z.number().int().min(1).default(200),
   /** ...and per second after that (a client cancelling before its pick was answered). */
   earlyResetsPerSecond: z.number().min(0).default(100),

@@ -38,6 +38,18 @@ const ENTRY = /^([A-Za-z]+)\/([^=\s]+)(?:=(\d+))?$/;
 
 const refused = (reason: string, message: string): Decoded<never> => ({ ok: false, reason, message });
 
+/** Longest piece of the annotation a message quotes. */
+const QUOTED_CHARS = 80;
+
+/**
+ * Annotation text as a message quotes it: JSON-quoted (control characters, terminal
+ * escapes among them, escaped) and cut to QUOTED_CHARS, so a tenant's 256 KiB
+ * annotation neither floods the logs, /debug/routes and --check nor writes to a terminal.
+ */
+function quoted(text: string): string {
+  return JSON.stringify(text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}…` : text);
+}
+
 /** The backends annotation's value as a list of backends, or why it is refused. */
 export function decodeBackends(text: string | undefined): Decoded<readonly PickerBackend[]> {
   if (text === undefined) return refused('BackendsMissing', `annotation ${BACKENDS_ANNOTATION} is missing: list the pools this pool spans, e.g. "InferencePool/llama-local=1, InferencePoolImport/llama=3"`);
@@ -48,19 +60,19 @@ export function decodeBackends(text: string | undefined): Decoded<readonly Picke
   const seen = new Set<string>();
   for (const entry of entries) {
     const m = ENTRY.exec(entry);
-    if (m === null) return refused('BackendInvalid', `entry "${entry}" of annotation ${BACKENDS_ANNOTATION} is not Kind/name[=weight]`);
+    if (m === null) return refused('BackendInvalid', `entry ${quoted(entry)} of annotation ${BACKENDS_ANNOTATION} is not Kind/name[=weight]`);
     const kind = m[1]!;
     const name = m[2]!;
     if (kind !== 'InferencePool' && kind !== 'InferencePoolImport') {
-      return refused('BackendKindUnknown', `entry "${entry}" of annotation ${BACKENDS_ANNOTATION}: kind "${kind}" is neither InferencePool nor InferencePoolImport`);
+      return refused('BackendKindUnknown', `entry ${quoted(entry)} of annotation ${BACKENDS_ANNOTATION}: kind ${quoted(kind)} is neither InferencePool nor InferencePoolImport`);
     }
-    if (name.length > 253 || !NAME.test(name)) return refused('BackendInvalid', `entry "${entry}" of annotation ${BACKENDS_ANNOTATION}: "${name}" is not a lower-case RFC 1123 name (other namespaces cannot be named)`);
+    if (name.length > 253 || !NAME.test(name)) return refused('BackendInvalid', `entry ${quoted(entry)} of annotation ${BACKENDS_ANNOTATION}: ${quoted(name)} is not a lower-case RFC 1123 name (other namespaces cannot be named)`);
     const weight = m[3] === undefined ? 1 : Number(m[3]);
     if (!Number.isSafeInteger(weight) || weight > MAX_BACKEND_WEIGHT) {
-      return refused('BackendWeightInvalid', `entry "${entry}" of annotation ${BACKENDS_ANNOTATION}: weight must be an integer 0..${MAX_BACKEND_WEIGHT}`);
+      return refused('BackendWeightInvalid', `entry ${quoted(entry)} of annotation ${BACKENDS_ANNOTATION}: weight must be an integer 0..${MAX_BACKEND_WEIGHT}`);
     }
     const key = `${kind}/${name}`;
-    if (seen.has(key)) return refused('BackendDuplicate', `entry "${entry}" of annotation ${BACKENDS_ANNOTATION}: ${key} is listed twice`);
+    if (seen.has(key)) return refused('BackendDuplicate', `entry ${quoted(entry)} of annotation ${BACKENDS_ANNOTATION}: ${key} is listed twice`);
     seen.add(key);
     out.push({ kind, group: GROUPS[kind], name, weight });
   }
@@ -73,5 +85,5 @@ export function decodeAnswer(text: string | undefined, fallback: PickerAnswer): 
   if (text === undefined) return { ok: true, value: fallback };
   const v = text.trim();
   if ((PICKER_ANSWERS as readonly string[]).includes(v)) return { ok: true, value: v as PickerAnswer };
-  return refused('AnswerInvalid', `annotation ${ANSWER_ANNOTATION} is "${text}"; expected ${PICKER_ANSWERS.join(' or ')}`);
+  return refused('AnswerInvalid', `annotation ${ANSWER_ANNOTATION} is ${quoted(text)}; expected ${PICKER_ANSWERS.join(' or ')}`);
 }

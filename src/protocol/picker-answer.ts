@@ -3,7 +3,9 @@
  * the destination in the x-gateway-destination-endpoint header (raw_value, append
  * false) and the same value in envoy.lb dynamic metadata; never x-mcip-destination-kind
  * (only the router's own Envoy reads it). A relay answer adds x-mcip-relay-token; any
- * other answer removes a client-supplied one.
+ * other answer removes a client-supplied one. An answer without a destination removes a
+ * client-supplied x-gateway-destination-endpoint: an ORIGINAL_DST gateway (Envoy AI
+ * Gateway) would otherwise send the request wherever the client named.
  *
  * The answer an EPP sent keeps what the guard let through (its other header mutations,
  * its CommonResponse) with this router's fragment appended (Envoy merges repeated
@@ -25,14 +27,15 @@ export interface PickerDestination {
   readonly token?: string;
 }
 
+/** Appended to an answer without a destination (Envoy applies removals before the answer's set_headers). */
+const NO_DESTINATION = encodeResponse({ request_headers: { response: { header_mutation: { remove_headers: [DESTINATION_ENDPOINT_HEADER, RELAY_TOKEN_HEADER] } } } });
+
 /**
  * `answer` (a request headers answer) routed to `to`, or, without a destination,
- * only stripped of any client-supplied relay token.
+ * stripped of any client-supplied destination header and relay token.
  */
 export function pickerHeadersAnswer(answer: Buffer, to: PickerDestination | undefined): Buffer {
-  if (to === undefined) {
-    return Buffer.concat([answer, encodeResponse({ request_headers: { response: { header_mutation: { remove_headers: [RELAY_TOKEN_HEADER] } } } })]);
-  }
+  if (to === undefined) return Buffer.concat([answer, NO_DESTINATION]);
   const setHeaders = [headerOption(DESTINATION_ENDPOINT_HEADER, to.address)];
   if (to.token !== undefined) setHeaders.push(headerOption(RELAY_TOKEN_HEADER, to.token));
   const fragment = encodeResponse({

@@ -1,13 +1,14 @@
 /**
  * Wires the hostile-peer defence (peer-guard.ts) onto a node:http2 server,
- * ours or the ones grpc-js creates: one ConnectionGuard per session, fed by
+ * ours or the ones grpc-js creates: one ConnectionGuard per session (its early
+ * resets taken from its remote address's bucket), fed by
  * each stream's open, first message and close; a session past its limits is
  * sent GOAWAY (ENHANCE_YOUR_CALM) and destroyed, which cancels its streams, and
  * its address's new connections are closed unserved for cutCooldownMs.
  */
 import { constants as h2, type Http2SecureServer, type Http2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
-import { ConnectionGuard, CutCooldown, type PeerCutReason, type PeerLimits } from './peer-guard.js';
+import { AddressBuckets, ConnectionGuard, CutCooldown, type PeerCutReason, type PeerLimits } from './peer-guard.js';
 
 export type OnPeerCut = (reason: PeerCutReason, remote: string) => void;
 
@@ -25,6 +26,7 @@ export function wasCut(session: Http2Session | undefined): boolean {
 export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits: PeerLimits, onCut: OnPeerCut): void {
   const guards = new WeakMap<Http2Session, ConnectionGuard>();
   const cooldown = new CutCooldown(limits.cutCooldownMs, now);
+  const buckets = new AddressBuckets(limits, now);
   // Before any TLS or HTTP/2 work: a peer that was just cut does not get a fresh burst by reconnecting.
   server.prependListener('connection', (socket: Socket) => {
     if (socket.remoteAddress !== undefined && cooldown.refuses(socket.remoteAddress)) socket.destroy();
@@ -34,7 +36,8 @@ export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits
     onCut(reason, remote);
   };
   server.on('session', (session: Http2Session) => {
-    guards.set(session, new ConnectionGuard(limits, now));
+    const address = session.socket?.remoteAddress;
+    guards.set(session, new ConnectionGuard(limits, now, address === undefined ? undefined : () => buckets.of(address)));
   });
   server.on('stream', (stream: ServerHttp2Stream) => {
     const session = stream.session;
@@ -52,8 +55,9 @@ export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits
       guard.used();
     });
     stream.once('close', () => {
-      // Early: the peer reset it before anything was sent on it (a status counts as an answer).
-      if (!session.destroyed) cut(session, guard.closed(used, !stream.headersSent && stream.rstCode !== h2.NGHTTP2_NO_ERROR), onCutHere);
+      // Early: the peer reset it before anything was sent on it (a status counts as an answer), with
+      // whatever error code its RST_STREAM carries: NO_ERROR is as cheap to send as CANCEL.
+      if (!session.destroyed) cut(session, guard.closed(used, !stream.headersSent), onCutHere);
     });
   });
 }

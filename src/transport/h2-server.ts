@@ -86,8 +86,12 @@ export function createH2GrpcServer(handlers: H2ServerHandlers): H2GrpcServer {
     });
   });
   server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-    // Reset in the same read it was opened in, or its connection cut: nothing to serve.
-    if (stream.closed || stream.destroyed || stream.session?.destroyed || wasCut(stream.session)) return;
+    // Reset in the same read it was opened in, or its connection cut: nothing to serve. Its error (the
+    // cut session's destroy refuses it) is expected: unheard, it would be an uncaught exception.
+    if (stream.closed || stream.destroyed || stream.session?.destroyed || wasCut(stream.session)) {
+      stream.on('error', ignoreStreamError);
+      return;
+    }
     onStream(stream, headers, handlers);
   });
   let closed: Promise<void> | undefined;
@@ -131,10 +135,11 @@ export function createH2GrpcServer(handlers: H2ServerHandlers): H2GrpcServer {
   };
 }
 
+/** Reset by the peer or the session going away: the call (if any) reports it. */
+function ignoreStreamError(): void {}
+
 function onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, handlers: H2ServerHandlers): void {
-  stream.on('error', () => {
-    // Reset by the peer or the session going away: the call reports it.
-  });
+  stream.on('error', ignoreStreamError);
   const path = headers[h2.HTTP2_HEADER_PATH];
   const contentType = headers[h2.HTTP2_HEADER_CONTENT_TYPE];
   if (headers[h2.HTTP2_HEADER_METHOD] !== 'POST' || typeof contentType !== 'string' || !contentType.startsWith(GRPC_CONTENT_TYPE)) {

@@ -1,9 +1,11 @@
 /**
- * The defence of an Envoy-facing HTTP/2 server against one hostile peer: per
- * connection, streams the peer resets before the server answered anything on
- * them ("early resets", the HTTP/2 rapid reset attack, CVE-2023-44487) are
- * taken from a token bucket, and streams it opened without sending a message
- * are bounded; past either the connection is cut (GOAWAY ENHANCE_YOUR_CALM).
+ * The defence of an Envoy-facing HTTP/2 server against one hostile peer: streams
+ * the peer resets before the server answered anything on them ("early resets",
+ * the HTTP/2 rapid reset attack, CVE-2023-44487) are taken from a token bucket
+ * per peer address, shared by its connections (a peer that opens a new
+ * connection before the burst is spent gets no fresh one), and streams a
+ * connection opened without sending a message are bounded; past either the
+ * connection is cut (GOAWAY ENHANCE_YOUR_CALM).
  * What gateways do is never counted: Envoy resets every stream only after it
  * was answered, NGF opens a connection per request and uses each stream at
  * once. Pure: the clock comes in.
@@ -22,12 +24,10 @@ export interface PeerLimits {
 
 export type PeerCutReason = 'early_resets' | 'unused_streams';
 
-/** One connection's account. */
-export class ConnectionGuard {
+/** The early resets one peer address may still make: a token bucket (earlyResetBurst, earlyResetsPerSecond). */
+export class ResetBucket {
   private tokens: number;
   private refilledAt: number;
-  private unused = 0;
-  earlyResets = 0;
 
   constructor(
     private readonly limits: PeerLimits,
@@ -36,6 +36,66 @@ export class ConnectionGuard {
     this.tokens = limits.earlyResetBurst;
     this.refilledAt = now();
   }
+
+  /** Takes one early reset; true when the bucket was already empty. */
+  take(): boolean {
+    this.refill();
+    this.tokens -= 1;
+    return this.tokens < 0;
+  }
+
+  /** True once the bucket has refilled: forgetting it loses nothing. */
+  get full(): boolean {
+    this.refill();
+    return this.tokens >= this.limits.earlyResetBurst;
+  }
+
+  private refill(): void {
+    const t = this.now();
+    this.tokens = Math.min(this.limits.earlyResetBurst, this.tokens + ((t - this.refilledAt) / 1000) * this.limits.earlyResetsPerSecond);
+    this.refilledAt = t;
+  }
+}
+
+/** Addresses tracked at once before the full buckets are forgotten (and, if none is, all of them). */
+const MAX_TRACKED_ADDRESSES = 4096;
+
+/** The early-reset buckets of the peer addresses that made early resets lately. */
+export class AddressBuckets {
+  private readonly buckets = new Map<string, ResetBucket>();
+
+  constructor(
+    private readonly limits: PeerLimits,
+    private readonly now: () => number,
+  ) {}
+
+  of(address: string): ResetBucket {
+    let b = this.buckets.get(address);
+    if (b === undefined) {
+      if (this.buckets.size >= MAX_TRACKED_ADDRESSES) this.forget();
+      b = new ResetBucket(this.limits, this.now);
+      this.buckets.set(address, b);
+    }
+    return b;
+  }
+
+  private forget(): void {
+    for (const [a, b] of this.buckets) if (b.full) this.buckets.delete(a);
+    if (this.buckets.size >= MAX_TRACKED_ADDRESSES) this.buckets.clear();
+  }
+}
+
+/** One connection's account; its early resets are taken from `bucket()` (its address's, or its own). */
+export class ConnectionGuard {
+  private unused = 0;
+  private bucket: ResetBucket | undefined;
+  earlyResets = 0;
+
+  constructor(
+    private readonly limits: PeerLimits,
+    private readonly now: () => number,
+    private readonly sharedBucket?: () => ResetBucket,
+  ) {}
 
   /** A new stream, no message yet. */
   opened(): PeerCutReason | undefined {
@@ -53,11 +113,8 @@ export class ConnectionGuard {
     if (!wasUsed) this.unused--;
     if (!early) return undefined;
     this.earlyResets++;
-    const t = this.now();
-    this.tokens = Math.min(this.limits.earlyResetBurst, this.tokens + ((t - this.refilledAt) / 1000) * this.limits.earlyResetsPerSecond);
-    this.refilledAt = t;
-    this.tokens -= 1;
-    return this.tokens < 0 ? 'early_resets' : undefined;
+    this.bucket ??= this.sharedBucket?.() ?? new ResetBucket(this.limits, this.now);
+    return this.bucket.take() ? 'early_resets' : undefined;
   }
 }
 

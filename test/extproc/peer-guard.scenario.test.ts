@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import { createNgfGateway } from '../harness/gateways/ngf-one-shot.js';
-import { ENHANCE_YOUR_CALM, rawH2Connect, type RawH2Client } from '../helpers/raw-h2.js';
+import { ENHANCE_YOUR_CALM, NO_ERROR, rawH2Connect, type RawH2Client } from '../helpers/raw-h2.js';
 import { eventually } from '../helpers/eventually.js';
 import { processClock } from '../helpers/work-time.js';
 import { frames, jsonBody, startScenario, type Scenario } from './scenario.js';
@@ -65,6 +65,43 @@ describe.each(['http2', 'grpc-js'] as const)('hostile peer on the ext_proc serve
     await sc.settled();
   }, 60_000);
 
+  it('a rapid-reset client is cut whatever error code its resets carry (RST_STREAM NO_ERROR is a reset too)', async () => {
+    sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 10, earlyResetsPerSecond: 1 } });
+    const [host, port] = hostPort(sc.address);
+    const attacker = await rawH2Connect(host, port, false, ATTACKER);
+    raws.push(attacker);
+    await attacker.open(2_000, { reset: true, resetCode: NO_ERROR });
+    await eventually(() => expect(attacker.goaway?.errorCode).toBe(ENHANCE_YOUR_CALM), 5_000);
+    expect(attacker.goaway!.lastStreamId).toBeLessThan(2 * 4 * 10);
+    expect(sc.observer.peerCuts).toEqual(['early_resets']);
+    expect((await sc.envoy.run(request)).outcome).toBe('forwarded');
+  });
+
+  it('a rapid-reset client that opens a new connection before each one\'s burst is spent is cut all the same (the account is per address)', async () => {
+    sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 20, earlyResetsPerSecond: 1 } });
+    const [host, port] = hostPort(sc.address);
+    let cutAfter: number | undefined;
+    for (let i = 0; i < 30 && cutAfter === undefined; i++) {
+      const c = await rawH2Connect(host, port, false, ATTACKER);
+      raws.push(c);
+      // Fewer resets than the burst on each connection; the connection is left once they are all read.
+      await c.open(15, { reset: true });
+      await eventually(() => expect(c.framesReceived).toBeGreaterThan(0));
+      await c.ping();
+      if (c.goaway?.errorCode === ENHANCE_YOUR_CALM) cutAfter = i;
+      c.destroy();
+    }
+    expect(cutAfter, 'never cut').toBeDefined();
+    expect(cutAfter!).toBeLessThanOrEqual(2);
+    expect(sc.observer.peerCuts).toEqual(['early_resets']);
+    // Another address is not charged for it.
+    const other = await rawH2Connect(host, port, false, '127.0.0.3');
+    raws.push(other);
+    await other.open(15, { reset: true });
+    await other.ping();
+    expect(other.goaway).toBeUndefined();
+  });
+
   it('a peer that was cut and reconnects is closed unserved for cutCooldownMs; other peers connect meanwhile', async () => {
     sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 10, cutCooldownMs: 1_000 } });
     const [host, port] = hostPort(sc.address);
@@ -91,16 +128,25 @@ describe.each(['http2', 'grpc-js'] as const)('hostile peer on the ext_proc serve
   });
 
   it('a client holding streams it never sends on is cut past maxUnusedStreams; the streams it held are released', async () => {
-    sc = await startScenario({ transport, peerLimits: { maxUnusedStreams: 50 } });
-    const [host, port] = hostPort(sc.address);
-    const idle = await rawH2Connect(host, port, false, ATTACKER);
-    raws.push(idle);
-    await idle.open(500, { reset: false });
-    await idle.closed;
-    expect(idle.goaway?.errorCode).toBe(ENHANCE_YOUR_CALM);
-    expect(sc.observer.peerCuts).toEqual(['unused_streams']);
-    await eventually(() => expect(sc!.server.activeStreams()).toBe(0));
-    expect((await sc.envoy.run(request)).outcome).toBe('forwarded');
+    // The router exits on an uncaught exception (main.ts): a stream of the cut connection erroring with nobody listening would end it.
+    const uncaught: Error[] = [];
+    const record = (err: Error): void => void uncaught.push(err);
+    process.on('uncaughtException', record);
+    try {
+      sc = await startScenario({ transport, peerLimits: { maxUnusedStreams: 50 } });
+      const [host, port] = hostPort(sc.address);
+      const idle = await rawH2Connect(host, port, false, ATTACKER);
+      raws.push(idle);
+      await idle.open(500, { reset: false });
+      await idle.closed;
+      expect(idle.goaway?.errorCode).toBe(ENHANCE_YOUR_CALM);
+      expect(sc.observer.peerCuts).toEqual(['unused_streams']);
+      await eventually(() => expect(sc!.server.activeStreams()).toBe(0));
+      expect((await sc.envoy.run(request)).outcome).toBe('forwarded');
+      expect(uncaught.map((e) => e.message)).toEqual([]);
+    } finally {
+      process.off('uncaughtException', record);
+    }
   });
 
   it('Envoy at a high rate, a reset after every answered stream, is never cut, even with a tight early-reset bound', async () => {

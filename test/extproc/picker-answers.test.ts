@@ -52,8 +52,8 @@ describe('answers of the Endpoint Picker role', () => {
     expect(failOpen.removed).toEqual([]);
   });
 
-  it('an answer without a destination (the router continuing) only removes a client token', () => {
+  it('an answer without a destination (the router continuing) removes a client-supplied destination and token, and sets nothing', () => {
     const v = envoyView(pickerShaper('relay', relay, () => 'cluster-a')(continueHeaders('request_headers'), undefined, false));
-    expect(v).toEqual({ set: {}, removed: ['x-mcip-relay-token'], lb: undefined });
+    expect(v).toEqual({ set: {}, removed: ['x-gateway-destination-endpoint', 'x-mcip-relay-token'], lb: undefined });
   });
 });

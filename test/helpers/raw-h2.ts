@@ -13,6 +13,7 @@ const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY
 const FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
 export const ENHANCE_YOUR_CALM = 0xb;
 export const CANCEL = 0x8;
+export const NO_ERROR = 0x0;
 
 function frame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
   const h = Buffer.alloc(9);
@@ -47,8 +48,13 @@ export function grpcRequestBlock(path: string, tls: boolean): Buffer {
 }
 
 export interface RawH2Client {
-  /** Opens `count` streams (HEADERS only), each reset right after (RST_STREAM CANCEL) when `reset`; written in batches. Resolves once written. */
-  open(count: number, o: { reset: boolean; path?: string }): Promise<number>;
+  /**
+   * Opens `count` streams (HEADERS only), each reset right after when `reset` (RST_STREAM with
+   * `resetCode`, default CANCEL); written in batches. Resolves once written.
+   */
+  open(count: number, o: { reset: boolean; path?: string; resetCode?: number }): Promise<number>;
+  /** Sends a PING and resolves on its ACK (or the connection's close): the server has read everything sent before it. */
+  ping(): Promise<void>;
   /** The first GOAWAY the server sent, if any. */
   readonly goaway: { errorCode: number; lastStreamId: number } | undefined;
   /** RST_STREAMs the server sent. */
@@ -79,6 +85,7 @@ export async function rawH2Connect(host: string, port: number, tls = false, loca
   let nextId = 1;
   let pending = Buffer.alloc(0);
   let isClosed = false;
+  let pongs: (() => void)[] = [];
   const client = {
     goaway: undefined as RawH2Client['goaway'],
     resetsReceived: 0,
@@ -89,10 +96,18 @@ export async function rawH2Connect(host: string, port: number, tls = false, loca
     })),
     isClosed: () => isClosed,
     destroy: () => socket.destroy(),
-    async open(count: number, o: { reset: boolean; path?: string }): Promise<number> {
+    ping(): Promise<void> {
+      if (isClosed) return Promise.resolve();
+      return new Promise<void>((r) => {
+        pongs.push(r);
+        socket.once('close', () => r());
+        socket.write(frame(FRAME.PING, 0, 0, Buffer.alloc(8)));
+      });
+    },
+    async open(count: number, o: { reset: boolean; path?: string; resetCode?: number }): Promise<number> {
       const block = grpcRequestBlock(o.path ?? EXT_PROC_PATH, tls);
       const rst = Buffer.alloc(4);
-      rst.writeUInt32BE(CANCEL);
+      rst.writeUInt32BE(o.resetCode ?? CANCEL);
       let written = 0;
       while (written < count && !isClosed) {
         const batch: Buffer[] = [];
@@ -118,6 +133,11 @@ export async function rawH2Connect(host: string, port: number, tls = false, loca
       client.framesReceived++;
       if (type === FRAME.SETTINGS && !(flags & FLAG.ACK)) socket.write(frame(FRAME.SETTINGS, FLAG.ACK, 0));
       else if (type === FRAME.PING && !(flags & FLAG.ACK)) socket.write(frame(FRAME.PING, FLAG.ACK, 0, payload));
+      else if (type === FRAME.PING) {
+        const waiting = pongs;
+        pongs = [];
+        for (const r of waiting) r();
+      }
       else if (type === FRAME.GOAWAY) client.goaway ??= { lastStreamId: payload.readUInt32BE(0) & 0x7fffffff, errorCode: payload.readUInt32BE(4) };
       else if (type === FRAME.RST_STREAM) client.resetsReceived++;
     }

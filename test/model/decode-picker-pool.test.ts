@@ -24,6 +24,18 @@ describe('the mcip-router.dev/backends annotation', () => {
     expect(decodeBackends(text)).toMatchObject({ ok: false, reason });
   });
 
+  it('quotes what it refuses short and escaped: a huge entry or a terminal escape in the annotation stays out of the message', () => {
+    const huge = decodeBackends(`InferencePool/${'a'.repeat(250_000)}`);
+    expect(huge).toMatchObject({ ok: false, reason: 'BackendInvalid' });
+    expect(!huge.ok && huge.message.length).toBeLessThan(400);
+    const esc = decodeBackends('InferencePool/\u001b[2J\u001b[31mok');
+    expect(!esc.ok && esc.message).not.toMatch(/\u001b/);
+    expect(!esc.ok && esc.message).toContain('\\u001b[2J');
+    const answer = decodeAnswer(`\u001b]0;${'x'.repeat(100_000)}`, 'relay');
+    expect(!answer.ok && answer.message.length).toBeLessThan(400);
+    expect(!answer.ok && answer.message).not.toMatch(/\u001b/);
+  });
+
   it('refuses a list longer than any pool needs before reading it all', () => {
     const many = Array.from({ length: 65 }, (_, i) => `InferencePool/p${i}`).join(',');
     expect(decodeBackends(many)).toMatchObject({ ok: false, reason: 'BackendsTooMany' });

@@ -17,6 +17,7 @@ import { completionBody, gatewayYaml, importYaml, inBatches, poolYaml, startEpps
 import { aiGatewayOptions, createOriginalDstGateway, type OriginalDstGateway } from '../harness/gateways/original-dst.js';
 import { createOverrideHostGateway } from '../harness/gateways/override-host.js';
 import { createNgfGateway } from '../harness/gateways/ngf-one-shot.js';
+import { pickingScript, startScriptedEpp, type ScriptedEpp } from '../harness/gateways/scripted-epp.js';
 import { createValidatedGateway } from '../harness/gateways/validated.js';
 import { getHeader } from '../harness/headers.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
@@ -45,23 +46,26 @@ const istioGateway = (): string =>
   ].join('---\n');
 
 let epps: Record<string, SimulatedEpp>;
+/** An EPP whose request headers answers name no destination. */
+let silentEpp: ScriptedEpp;
 let router: RouterHandle;
 let configFile: string;
 let writeManifest: (cluster: string, file: string, text: string) => void;
-let port: { mixed: number; relay: number; unassigned: number; failOpen: number; failover: number; istio: number; bad: number };
+let port: { mixed: number; relay: number; unassigned: number; failOpen: number; failover: number; istio: number; bad: number; noDest: number };
 const gateways: { close(): void }[] = [];
 
 beforeAll(async () => {
   epps = await startEpps(ENDPOINT);
-  const [mixed, relay, unassigned, failOpen, failover, istio, bad, closed] = await freePorts(8);
-  port = { mixed: mixed!, relay: relay!, unassigned: unassigned!, failOpen: failOpen!, failover: failover!, istio: istio!, bad: bad! };
+  silentEpp = await startScriptedEpp(pickingScript(() => ({})));
+  const [mixed, relay, unassigned, failOpen, failover, istio, bad, closed, noDest] = await freePorts(9);
+  port = { mixed: mixed!, relay: relay!, unassigned: unassigned!, failOpen: failOpen!, failover: failover!, istio: istio!, bad: bad!, noDest: noDest! };
   const set = writeClusterSet(
     [
       {
         name: 'cluster-a',
         files: {
           'gateway.yaml': [gatewayYaml(), istioGateway()].join('---\n'),
-          'pools.yaml': [poolYaml('llm'), poolYaml('dead', { failureMode: 'FailOpen' }), poolYaml('down')].join('---\n'),
+          'pools.yaml': [poolYaml('llm'), poolYaml('dead', { failureMode: 'FailOpen' }), poolYaml('down'), poolYaml('silent')].join('---\n'),
           'imports.yaml': importYaml('llm', ['cluster-b']),
           'picker.yaml': [
             pickerPoolYaml('llm-mc', port.mixed, 'InferencePool/llm=1, InferencePoolImport/llm=3', { answer: 'direct' }),
@@ -70,9 +74,10 @@ beforeAll(async () => {
             pickerPoolYaml('fail-mc', port.failover, 'InferencePool/down=1, InferencePoolImport/llm=1', { answer: 'direct' }),
             pickerPoolYaml('llm-istio', port.istio, 'InferencePool/llm', { answer: 'direct', parentGateway: 'istio-gw' }),
             pickerPoolYaml('llm-bad', port.bad, 'InferencePool/llm=1, InferencePool/llm=lots', { answer: 'direct' }),
+            pickerPoolYaml('silent-mc', port.noDest, 'InferencePool/silent', { answer: 'direct' }),
           ].join('---\n'),
         },
-        epps: { 'llm-epp': epps.llmA!.address, 'dead-epp': `127.0.0.1:${closed}`, 'down-epp': `127.0.0.1:${closed}` },
+        epps: { 'llm-epp': epps.llmA!.address, 'dead-epp': `127.0.0.1:${closed}`, 'down-epp': `127.0.0.1:${closed}`, 'silent-epp': silentEpp.address },
       },
       { name: 'cluster-b', files: { 'pools.yaml': poolYaml('llm', { exported: true }) }, epps: { 'llm-epp': epps.llmB!.address } },
     ],
@@ -103,6 +108,7 @@ afterAll(async () => {
   for (const g of gateways) g.close();
   await router?.shutdown();
   await stopAll(epps ?? {});
+  silentEpp?.stop();
   delete process.env.POD_IP;
 });
 
@@ -196,6 +202,15 @@ describe('the Endpoint Picker role (one ext_proc server per picker port)', () =>
     expect(getHeader(r.upstreamHeaders!, TOKEN)).toBeUndefined();
   });
 
+  it('an EPP answer naming no destination never lets a client-supplied destination header through to an ORIGINAL_DST gateway', async () => {
+    const gw = aiGateway(port.noDest);
+    const r = await gw.run({ ...request, headers: { [DEST]: '192.0.2.66:22', [TOKEN]: 'client-made' } });
+    expect(silentEpp.streams.length).toBeGreaterThan(0);
+    expect(r.destination).toBeUndefined();
+    expect(r.outcome).toBe('local-reply');
+    expect(r.status).toBe(503);
+  });
+
   it('answers 503 naming the port on a picker port no pool is bound to, counted as no route', async () => {
     const r = await aiGateway(port.unassigned).run(request);
     expect(r.outcome).toBe('local-reply');
@@ -218,7 +233,7 @@ describe('the Endpoint Picker role (one ext_proc server per picker port)', () =>
       diagnostics: { severity: string; subject: string; path?: string; reason: string; message: string }[];
     };
     expect(routes.pickerPools.map((p) => p.route).sort()).toEqual(
-      ['InferencePool/default/fail-mc', 'InferencePool/default/fo-mc', 'InferencePool/default/llm-mc', 'InferencePool/default/llm-relay'],
+      ['InferencePool/default/fail-mc', 'InferencePool/default/fo-mc', 'InferencePool/default/llm-mc', 'InferencePool/default/llm-relay', 'InferencePool/default/silent-mc'],
     );
     const istio = routes.diagnostics.find((d) => d.reason === 'DirectAnswerMisroutes');
     expect(istio).toMatchObject({ severity: 'error', subject: 'cluster-a: InferencePool default/llm-istio', path: 'metadata.annotations["mcip-router.dev/answer"]' });
