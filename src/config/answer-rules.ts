@@ -9,7 +9,8 @@ import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { AnswerRules, GuardFinding } from '../protocol/answer-guard.js';
 import { eppAnswersSchema, type EppAnswersConfig, type RouterConfig } from './schema.js';
 
-function blockListOf(cidrs: readonly string[]): BlockList {
+/** A BlockList of CIDRs (validated by the config schema). */
+export function blockListOf(cidrs: readonly string[]): BlockList {
   const list = new BlockList();
   for (const c of cidrs) {
     const slash = c.lastIndexOf('/');

@@ -103,6 +103,13 @@ export const peerLimitsSchema = z.strictObject({
   cutCooldownMs: z.number().int().min(0).default(10_000),
   /** Concurrent streams per connection, advertised in SETTINGS (a client opening more is refused with GOAWAY PROTOCOL_ERROR). */
   maxStreamsPerConnection: z.number().int().min(1).default(10_000),
+  /**
+   * Peers that are proxies in the router's own pod (the router's own Envoy, a mesh sidecar such as
+   * Istio's, which connects from 127.0.0.6) and unix-socket peers: their clients' cancellations arrive
+   * as early resets, and one address stands for every client behind them, so their early resets are
+   * not counted and no cooldown refuses their address. The unused-stream bound still applies.
+   */
+  trustedPeers: z.array(cidr).default(['127.0.0.0/8', '::1/128']),
 });
 
 export type PeerLimitsConfig = z.output<typeof peerLimitsSchema>;

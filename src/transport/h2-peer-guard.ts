@@ -5,9 +5,13 @@
  * each stream's open, first message and close; a session past its limits is
  * sent GOAWAY (ENHANCE_YOUR_CALM) and destroyed, which cancels its streams, and
  * its address's new connections are closed unserved for cutCooldownMs.
+ * Trusted peers (peerLimits.trustedPeers: the proxies in the pod, unix sockets)
+ * stand for many clients: their early resets are not counted, their address
+ * never cooled down.
  */
 import { constants as h2, type Http2SecureServer, type Http2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2';
-import type { Socket } from 'node:net';
+import { isIPv4, isIPv6, type Socket } from 'node:net';
+import { blockListOf } from '../config/answer-rules.js';
 import { AddressBuckets, ConnectionGuard, CutCooldown, type PeerCutReason, type PeerLimits } from './peer-guard.js';
 
 export type OnPeerCut = (reason: PeerCutReason, remote: string) => void;
@@ -27,17 +31,20 @@ export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits
   const guards = new WeakMap<Http2Session, ConnectionGuard>();
   const cooldown = new CutCooldown(limits.cutCooldownMs, now);
   const buckets = new AddressBuckets(limits, now);
+  const trusted = trustedPeer(limits.trustedPeers);
   // Before any TLS or HTTP/2 work: a peer that was just cut does not get a fresh burst by reconnecting.
   server.prependListener('connection', (socket: Socket) => {
     if (socket.remoteAddress !== undefined && cooldown.refuses(socket.remoteAddress)) socket.destroy();
   });
   const onCutHere: OnPeerCut = (reason, remote) => {
-    cooldown.cut(remote.slice(0, remote.lastIndexOf(':')));
+    const address = remote.slice(0, remote.lastIndexOf(':'));
+    if (!trusted(address)) cooldown.cut(address);
     onCut(reason, remote);
   };
   server.on('session', (session: Http2Session) => {
     const address = session.socket?.remoteAddress;
-    guards.set(session, new ConnectionGuard(limits, now, address === undefined ? undefined : () => buckets.of(address)));
+    const inPod = trusted(address);
+    guards.set(session, new ConnectionGuard(limits, now, address === undefined || inPod ? undefined : () => buckets.of(address), inPod));
   });
   server.on('stream', (stream: ServerHttp2Stream) => {
     const session = stream.session;
@@ -60,6 +67,18 @@ export function guardHttp2Server(server: Http2Server | Http2SecureServer, limits
       if (!session.destroyed) cut(session, guard.closed(used, !stream.headersSent), onCutHere);
     });
   });
+}
+
+/** True for a unix-socket peer (no address) and an address in `cidrs`; IPv4-mapped IPv6 is judged as IPv4. */
+export function trustedPeer(cidrs: readonly string[]): (address: string | undefined) => boolean {
+  const list = blockListOf(cidrs);
+  return (address) => {
+    if (address === undefined || address === 'unknown') return true;
+    const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+    const ip = mapped ? mapped[1]! : address;
+    if (isIPv4(ip)) return list.check(ip, 'ipv4');
+    return isIPv6(ip) && list.check(ip, 'ipv6');
+  };
 }
 
 function cut(session: Http2Session, reason: PeerCutReason | undefined, onCut: OnPeerCut): boolean {

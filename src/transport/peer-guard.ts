@@ -20,6 +20,8 @@ export interface PeerLimits {
   readonly maxUnusedStreams: number;
   /** After a cut, new connections from the same address are closed at once for this long (0: never). */
   readonly cutCooldownMs: number;
+  /** CIDRs of proxies in the pod (and unix-socket peers): early resets not counted, never cooled down. */
+  readonly trustedPeers: readonly string[];
 }
 
 export type PeerCutReason = 'early_resets' | 'unused_streams';
@@ -95,6 +97,8 @@ export class ConnectionGuard {
     private readonly limits: PeerLimits,
     private readonly now: () => number,
     private readonly sharedBucket?: () => ResetBucket,
+    /** A proxy in the pod: its early resets are its clients' cancellations and are not counted. */
+    private readonly trusted = false,
   ) {}
 
   /** A new stream, no message yet. */
@@ -111,7 +115,7 @@ export class ConnectionGuard {
   /** A stream closed; `wasUsed`: it had a message; `early`: the peer reset it before the server sent anything on it. */
   closed(wasUsed: boolean, early: boolean): PeerCutReason | undefined {
     if (!wasUsed) this.unused--;
-    if (!early) return undefined;
+    if (!early || this.trusted) return undefined;
     this.earlyResets++;
     this.bucket ??= this.sharedBucket?.() ?? new ResetBucket(this.limits, this.now);
     return this.bucket.take() ? 'early_resets' : undefined;

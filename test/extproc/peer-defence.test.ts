@@ -16,7 +16,7 @@ describe('peerDefence: the report of a cut connection', () => {
       logger: { warn: (obj: Record<string, unknown>, msg: string) => warnings.push({ obj, msg }) },
     } as unknown as StreamDeps;
     const d = peerDefence(deps, () => t);
-    expect(d.limits).toEqual({ earlyResetBurst: 200, earlyResetsPerSecond: 100, maxUnusedStreams: 1000, cutCooldownMs: 10_000, maxStreamsPerConnection: 10_000 });
+    expect(d.limits).toEqual({ earlyResetBurst: 200, earlyResetsPerSecond: 100, maxUnusedStreams: 1000, cutCooldownMs: 10_000, maxStreamsPerConnection: 10_000, trustedPeers: ['127.0.0.0/8', '::1/128'] });
     d.onCut('early_resets', '10.0.0.9:40000');
     t = 5_000;
     d.onCut('early_resets', '10.0.0.9:40002');

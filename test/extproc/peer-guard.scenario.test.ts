@@ -65,6 +65,25 @@ describe.each(['http2', 'grpc-js'] as const)('hostile peer on the ext_proc serve
     await sc.settled();
   }, 60_000);
 
+  it('a trusted proxy in the pod (peerLimits.trustedPeers: the router\'s own Envoy, a mesh sidecar) passes its clients\' cancellations: never cut, never cooled down', async () => {
+    // The attacker's address is trusted here: its early resets are what a sidecar sends when its clients cancel.
+    sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 5, earlyResetsPerSecond: 1, trustedPeers: [`${ATTACKER}/32`] } });
+    const [host, port] = hostPort(sc.address);
+    const proxy = await rawH2Connect(host, port, false, ATTACKER);
+    raws.push(proxy);
+    await proxy.open(200, { reset: true });
+    await eventually(() => expect(proxy.framesReceived).toBeGreaterThan(0));
+    await proxy.ping();
+    expect(proxy.goaway).toBeUndefined();
+    expect(sc.observer.peerCuts).toEqual([]);
+    // The same resets from an address that is not trusted are cut.
+    const other = await rawH2Connect(host, port, false, '127.0.0.3');
+    raws.push(other);
+    await other.open(200, { reset: true });
+    await eventually(() => expect(other.goaway?.errorCode).toBe(ENHANCE_YOUR_CALM), 5_000);
+    expect(sc.observer.peerCuts).toEqual(['early_resets']);
+  });
+
   it('a rapid-reset client is cut whatever error code its resets carry (RST_STREAM NO_ERROR is a reset too)', async () => {
     sc = await startScenario({ transport, peerLimits: { earlyResetBurst: 10, earlyResetsPerSecond: 1 } });
     const [host, port] = hostPort(sc.address);

@@ -262,7 +262,9 @@ export async function startScenario(o: ScenarioOptions = {}): Promise<Scenario> 
     failOpenCacheTtlMs: 300_000,
     transport: o.transport ?? scenarioTransport(),
     ...o.bounds,
-    peerLimits: { ...DEFAULT_EXT_PROC.peerLimits, ...o.peerLimits },
+    // Every test client connects over loopback, which the schema trusts as a proxy in the pod: here
+    // they stand for peers on the network (peerLimits.trustedPeers: [] unless a test says otherwise).
+    peerLimits: { ...DEFAULT_EXT_PROC.peerLimits, trustedPeers: [] as string[], ...o.peerLimits },
   } as const;
   const signals = o.signals ? new SignalStore({ config: cfg, evaluateIntervalMs: 50 }) : undefined;
   if (signals && snapshot) signals.update(snapshot);

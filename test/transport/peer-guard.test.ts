@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectionGuard, CutCooldown } from '../../src/transport/peer-guard.js';
 
-const limits = { earlyResetBurst: 5, earlyResetsPerSecond: 10, maxUnusedStreams: 3, cutCooldownMs: 0 };
+const limits = { earlyResetBurst: 5, earlyResetsPerSecond: 10, maxUnusedStreams: 3, cutCooldownMs: 0, trustedPeers: [] };
 
 function guard(): { g: ConnectionGuard; advance(ms: number): void } {
   let t = 1000;
@@ -63,5 +63,27 @@ describe('CutCooldown', () => {
     const off = new CutCooldown(0, () => t);
     off.cut('10.0.0.9');
     expect(off.refuses('10.0.0.9')).toBe(false);
+  });
+});
+
+describe('trusted peers (proxies in the pod)', () => {
+  it('trusts unix-socket peers and the listed CIDRs, IPv4-mapped IPv6 judged as IPv4, nothing else', async () => {
+    const { trustedPeer } = await import('../../src/transport/h2-peer-guard.js');
+    const trusted = trustedPeer(['127.0.0.0/8', '::1/128']);
+    expect(trusted(undefined)).toBe(true);
+    expect(trusted('127.0.0.6')).toBe(true);
+    expect(trusted('::ffff:127.0.0.1')).toBe(true);
+    expect(trusted('::1')).toBe(true);
+    expect(trusted('10.0.0.7')).toBe(false);
+    expect(trusted('::ffff:10.0.0.7')).toBe(false);
+    expect(trustedPeer([])('127.0.0.1')).toBe(false);
+  });
+
+  it('a trusted connection counts no early reset', () => {
+    const g = new ConnectionGuard(limits, () => 0, undefined, true);
+    for (let i = 0; i < 50; i++) {
+      expect(g.opened()).toBeUndefined();
+      expect(g.closed(false, true)).toBeUndefined();
+    }
   });
 });
