@@ -7,15 +7,16 @@
  * shape, HTTPRoute llm-route and no picker port.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MULTI_CLUSTER_POOL, PICKER_NAMESPACE, PICKER_SERVICE } from '../../demo/gateway-shape.js';
 import { layout } from '../../demo/layout.js';
-import { buildIsStale, buildRouter, ROOT, ROUTER_MAIN, writeRouterConfig } from '../../demo/router-process.js';
+import { ROOT, ROUTER_MAIN, writeRouterConfig } from '../../demo/router-process.js';
 import { loadConfig } from '../../src/config/load.js';
+import { ensureBuild } from './demo-run.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -33,14 +34,7 @@ function check(configFile: string): Promise<{ code: number; stdout: string; stde
   });
 }
 
-beforeAll(async () => {
-  if (!buildIsStale()) return;
-  try {
-    await buildRouter();
-  } catch (err) {
-    if (!existsSync(ROUTER_MAIN)) throw err;
-  }
-}, 120_000);
+beforeAll(ensureBuild, 120_000);
 
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
