@@ -2,6 +2,7 @@
  * Command-line flags of `npm run demo`. Pure: parseArgs never touches the
  * process, so the flags are easy to test.
  */
+import { GATEWAY_SHAPES, type GatewayShape } from './gateway-shape.js';
 import { CLUSTERS, MAX_PODS, lastPort, type ClusterName } from './layout.js';
 
 export type FaultKind = 'kill' | 'kill-epp' | 'saturate';
@@ -12,6 +13,8 @@ export interface Fault {
 }
 
 export interface DemoOptions {
+  /** envoy: the router beside its own Envoy (HTTPRoute matching); byo: the Endpoint Picker of a multi-cluster pool behind your gateway. */
+  readonly gateway: GatewayShape;
   /** Requests per second the demo sends itself (0: none, only what you curl). */
   readonly load: number;
   readonly faults: readonly Fault[];
@@ -39,9 +42,12 @@ export const USAGE = `Usage: npm run demo -- [flags]
 
 Runs a simulated two-cluster ClusterSet on 127.0.0.1 (model servers and an
 Endpoint Picker per cluster), the real mcip-router, and an HTTP front door
-standing in for Envoy. Shows which cluster serves each request.
+standing in for the gateway. Shows which cluster serves each request.
 
 Flags:
+  --gateway SHAPE       envoy (default): the router beside its own Envoy, matching the HTTPRoute;
+                        byo: bring your own gateway: the front door calls the router as the Endpoint
+                        Picker of a multi-cluster InferencePool (ext_proc over TLS, as Envoy AI Gateway does)
   --load RPS            send RPS requests per second through the front door (default 0: only yours)
   --kill CLUSTER        stop a whole cluster (EPP, metrics and model servers) after --after seconds
   --kill-epp CLUSTER    stop only that cluster's Endpoint Picker
@@ -60,9 +66,10 @@ CLUSTER is ${CLUSTERS.join(' or ')}. While it runs, press k (kill/revive cluster
 e (stop/start cluster-b's EPP), s (saturate/relieve cluster-b), + or - (load), q or Ctrl-C (quit).
 `;
 
-type Spec = { kind: 'number'; min: number; max: number; integer?: boolean } | { kind: 'cluster' } | { kind: 'flag' };
+type Spec = { kind: 'number'; min: number; max: number; integer?: boolean } | { kind: 'cluster' } | { kind: 'flag' } | { kind: 'choice'; of: readonly string[] };
 
 const FLAGS: Record<string, Spec> = {
+  '--gateway': { kind: 'choice', of: GATEWAY_SHAPES },
   '--load': { kind: 'number', min: 0, max: 2000 },
   '--kill': { kind: 'cluster' },
   '--kill-epp': { kind: 'cluster' },
@@ -107,6 +114,11 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       faults.push({ kind: name.slice(2) as FaultKind, cluster: raw as ClusterName });
       continue;
     }
+    if (spec.kind === 'choice') {
+      if (!spec.of.includes(raw)) return { type: 'error', message: `${name}: "${raw}" is not one of ${spec.of.join(', ')}` };
+      values.set(name, raw);
+      continue;
+    }
     const n = Number(raw);
     if (!Number.isFinite(n) || (spec.integer && !Number.isInteger(n)) || n < spec.min || n > spec.max) {
       return { type: 'error', message: `${name}: "${raw}" is not ${spec.integer ? 'an integer' : 'a number'} from ${spec.min} to ${spec.max}` };
@@ -121,6 +133,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   return {
     type: 'run',
     options: {
+      gateway: (values.get('--gateway') as GatewayShape | undefined) ?? 'envoy',
       load: num('--load') ?? 0,
       faults,
       afterS: num('--after') ?? 10,

@@ -23,8 +23,14 @@
  *   empty response) or a gRPC error as a 500, and half-closes then resets the
  *   stream when the request is done.
  *
+ * With `routerTransport: 'skip-verify'` it is a gateway calling its Endpoint
+ * Picker (the demo's byo shape): Envoy AI Gateway's per-pool ext_proc filter is
+ * this same exchange (headers and trailers SEND, bodies FULL_DUPLEX_STREAMED,
+ * failure_mode_allow false, ORIGINAL_DST on the header), over TLS without
+ * verifying the picker's certificate, with :authority <service>.<ns>.svc:<port>.
+ *
  * What it does not do: HTTP/2 to clients, retries, timeouts, access logs,
- * stats, TLS, anything of Envoy beyond this one filter chain.
+ * stats, TLS to clients or upstreams, anything of Envoy beyond this one filter chain.
  *
  * Where: this file is the listener and the connections it shares;
  * request-exchange.ts is one request; ext-proc-filter.ts the ext_proc state
@@ -38,13 +44,17 @@ import { Agent } from 'undici';
 import { listen } from './layout.js';
 import { RequestExchange } from './request-exchange.js';
 import type { RequestRecord } from './request-record.js';
-import { MAX_REQUESTS_PER_CONNECTION, RouterConnections } from './router-connections.js';
+import { MAX_REQUESTS_PER_CONNECTION, RouterConnections, type RouterTransport } from './router-connections.js';
 import { raceTimeout } from './timing.js';
 
 export interface FrontDoorOptions {
   readonly port: number;
-  /** mcip-router's ext_proc address, host:port. */
+  /** mcip-router's ext_proc address, host:port (in the byo shape, its picker port). */
   readonly extProc: string;
+  /** plaintext (default, as envoy.yaml) or skip-verify: TLS accepting any certificate, as gateways call an Endpoint Picker. */
+  readonly routerTransport?: RouterTransport;
+  /** The :authority of the ext_proc calls (default: the extProc address). */
+  readonly authority?: string;
   readonly onRequest: (r: RequestRecord) => void;
   /** ext_proc streams per connection to the router (default 500, as envoy.yaml). */
   readonly maxRequestsPerConnection?: number;
@@ -63,8 +73,14 @@ export class FrontDoor {
     // one, which is replaced every 500 streams (Node's HTTP/2 rapid-reset limit, envoy/README.md).
     this.connections = new RouterConnections(
       opts.extProc,
-      { 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES },
+      {
+        'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+        'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+        // The authority's host is the TLS server name too (grpc-js refuses an IP there; the certificate is not verified).
+        ...(opts.authority !== undefined ? { 'grpc.default_authority': opts.authority, 'grpc.ssl_target_name_override': opts.authority.replace(/:\d+$/, '') } : {}),
+      },
       opts.maxRequestsPerConnection ?? MAX_REQUESTS_PER_CONNECTION,
+      opts.routerTransport,
     );
   }
 

@@ -6,6 +6,8 @@
  *   N       front door (stands in for Envoy's :8080 listener)
  *   N+1     mcip-router ext_proc (gRPC)
  *   N+2     mcip-router admin (/metrics, /debug/routes, /debug/signals)
+ *   N+3     mcip-router picker port (--gateway byo only: the Endpoint Picker of the
+ *           multi-cluster InferencePool, ext_proc over TLS)
  *   N+10    cluster-a: simulated EPP (ext_proc + gRPC health)
  *   N+11    cluster-a: the EPP's Prometheus pool metrics
  *   N+12..  cluster-a: simulated model server pods
@@ -14,6 +16,7 @@
  * Also how to check that a port is free and how to listen on one.
  */
 import { createServer, type Server } from 'node:net';
+import type { GatewayShape } from './gateway-shape.js';
 
 export const HOST = '127.0.0.1';
 /** Clusters of the ClusterSet, as named in examples/: cluster-a imports, cluster-b exports. */
@@ -32,10 +35,12 @@ export interface Layout {
   readonly frontDoor: number;
   readonly routerExtProc: number;
   readonly routerAdmin: number;
+  /** The router's picker port: only in the byo shape (the gateway calls the router as the pool's Endpoint Picker). */
+  readonly routerPicker?: number;
   readonly clusters: Readonly<Record<ClusterName, ClusterPorts>>;
 }
 
-export function layout(basePort: number, podsPerCluster: number): Layout {
+export function layout(basePort: number, podsPerCluster: number, shape: GatewayShape = 'envoy'): Layout {
   const cluster = (i: number): ClusterPorts => {
     const first = basePort + CLUSTER_BLOCK * (i + 1);
     return {
@@ -48,6 +53,7 @@ export function layout(basePort: number, podsPerCluster: number): Layout {
     frontDoor: basePort,
     routerExtProc: basePort + 1,
     routerAdmin: basePort + 2,
+    ...(shape === 'byo' ? { routerPicker: basePort + 3 } : {}),
     clusters: { 'cluster-a': cluster(0), 'cluster-b': cluster(1) },
   };
 }
@@ -59,6 +65,7 @@ export function portsOf(l: Layout): { port: number; use: string }[] {
     { port: l.routerExtProc, use: 'mcip-router ext_proc' },
     { port: l.routerAdmin, use: 'mcip-router admin' },
   ];
+  if (l.routerPicker !== undefined) out.push({ port: l.routerPicker, use: 'mcip-router picker port' });
   for (const name of CLUSTERS) {
     const c = l.clusters[name];
     out.push({ port: c.epp, use: `${name} EPP` }, { port: c.metrics, use: `${name} EPP metrics` });

@@ -4,7 +4,8 @@
  * Starts on 127.0.0.1 a simulated two-cluster ClusterSet (per cluster: model
  * server pods and the Endpoint Picker of InferencePool llm-pool), the real
  * mcip-router (dist/, built first if stale) reading the manifests in examples/,
- * and an HTTP front door standing in for Envoy. Then shows which cluster serves
+ * and an HTTP front door standing in for Envoy (or, with --gateway byo, for a
+ * gateway calling the router as a multi-cluster pool's Endpoint Picker). Then shows which cluster serves
  * each request, with optional load and faults (kill, EPP down, saturation).
  * Ctrl-C (or --duration) stops everything and prints a summary.
  *
@@ -26,7 +27,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const o = parsed.options;
-  const ports = layout(o.basePort, o.pods);
+  const ports = layout(o.basePort, o.pods, o.gateway);
   const taken = await takenPorts(ports);
   if (taken.length > 0) {
     const list = taken.map((t) => `  ${t.port} (${t.use})`).join('\n');

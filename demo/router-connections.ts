@@ -11,11 +11,24 @@
  * stream on it (the router raises its own limit; rotation does not rely on it):
  * without rotation, `npm run demo -- --load 100` would see
  * a burst of 500s every few seconds after the first ~15 s (envoy/README.md).
+ *
+ * Plaintext (h2c) by default, as envoy.yaml's mcip_router cluster; with `skip-verify`,
+ * TLS that accepts any server certificate, as gateways call an Endpoint Picker
+ * (Envoy AI Gateway: an empty validation context).
  */
-import { Client, credentials, type ChannelOptions } from '@grpc/grpc-js';
+import { Client, credentials, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
 
 /** Same as max_requests_per_connection on the mcip_router cluster in envoy/envoy.yaml (test/demo checks it). */
 export const MAX_REQUESTS_PER_CONNECTION = 500;
+
+/** How the connections are secured: `plaintext` (h2c) or `skip-verify` (TLS, any certificate accepted). */
+export type RouterTransport = 'plaintext' | 'skip-verify';
+
+function channelCredentials(transport: RouterTransport): ChannelCredentials {
+  if (transport === 'plaintext') return credentials.createInsecure();
+  // Encrypted, not authenticated: what a gateway does with an Endpoint Picker's self-signed certificate.
+  return credentials.createSsl(null, null, null, { rejectUnauthorized: false, checkServerIdentity: () => undefined });
+}
 
 /** One stream's use of a connection: its client, and release() once the stream is closed. */
 export interface ConnectionLease {
@@ -36,15 +49,18 @@ export class RouterConnections {
   private readonly live = new Set<Connection>();
   private opened = 0;
   private closed = false;
+  private readonly credentials: ChannelCredentials;
 
   constructor(
     private readonly target: string,
     private readonly options: ChannelOptions,
     private readonly maxRequestsPerConnection = MAX_REQUESTS_PER_CONNECTION,
+    transport: RouterTransport = 'plaintext',
   ) {
     if (!Number.isInteger(maxRequestsPerConnection) || maxRequestsPerConnection < 1) {
       throw new Error(`maxRequestsPerConnection must be a positive integer, got ${maxRequestsPerConnection}`);
     }
+    this.credentials = channelCredentials(transport);
   }
 
   /** Connections opened so far. */
@@ -58,7 +74,7 @@ export class RouterConnections {
     if (c === undefined || c.started >= this.maxRequestsPerConnection) {
       if (c) this.drain(c);
       // Its own subchannel pool: grpc-js would otherwise share one connection between equal channels.
-      const client = new Client(this.target, credentials.createInsecure(), { ...this.options, 'grpc.use_local_subchannel_pool': 1 });
+      const client = new Client(this.target, this.credentials, { ...this.options, 'grpc.use_local_subchannel_pool': 1 });
       // After close() (a request racing the shutdown), a one-off connection, closed with its stream.
       c = { client, started: 0, open: 0, draining: this.closed };
       if (!this.closed) this.current = c;

@@ -12,7 +12,8 @@ import { request } from 'undici';
 import type { DemoOptions } from './args.js';
 import { printBanner, routeSummary } from './banner.js';
 import { FaultInjector } from './faults.js';
-import { FrontDoor } from './front-door.js';
+import { FrontDoor, type FrontDoorOptions } from './front-door.js';
+import { pickerAuthority, pickerPort } from './gateway-shape.js';
 import { KeyControls } from './keys.js';
 import { CLUSTERS, HOST, type ClusterName, type Layout } from './layout.js';
 import { LoadGenerator } from './load.js';
@@ -86,7 +87,8 @@ export class DemoSession {
 
   private async startAll(): Promise<void> {
     const say = (s: string): void => void process.stdout.write(`${s}\n`);
-    say(bold('mcip-router demo: two clusters of a ClusterSet, simulated on this machine'));
+    const shape = this.o.gateway === 'byo' ? 'the router as the Endpoint Picker behind your own gateway' : 'the router beside its own Envoy';
+    say(bold(`mcip-router demo: two clusters of a ClusterSet, simulated on this machine; ${shape}`));
     await this.buildRouterIfStale(say);
     this.stop.checkpoint();
     for (const name of CLUSTERS) {
@@ -94,9 +96,9 @@ export class DemoSession {
       this.stop.checkpoint();
     }
     this.tempDir = await mkdtemp(join(tmpdir(), 'mcip-demo-'));
-    const configFile = await writeRouterConfig(this.tempDir, this.ports);
+    const files = await writeRouterConfig(this.tempDir, this.ports);
     this.router = new RouterProcess({
-      configFile,
+      configFile: files.configFile,
       onLog: (entry) => this.view.routerLog(entry),
       onUnexpectedExit: (code, signal, stderr) => {
         process.stderr.write(`demo: mcip-router exited unexpectedly (${signal ?? `code ${code}`})\n${stderr}`);
@@ -105,16 +107,18 @@ export class DemoSession {
     });
     await this.router.start();
     this.stop.checkpoint();
-    this.frontDoor = new FrontDoor({
-      port: this.ports.frontDoor,
-      extProc: `${HOST}:${this.ports.routerExtProc}`,
-      onRequest: (r) => this.view.record(r),
-    });
+    this.frontDoor = new FrontDoor({ port: this.ports.frontDoor, ...this.routerCall(), onRequest: (r) => this.view.record(r) });
     await this.frontDoor.start();
     await this.waitForRouterSignals();
     this.stop.checkpoint();
     const routeLines = await routeSummary(this.routerAdmin);
-    printBanner({ options: this.o, ports: this.ports, configFile, routerPid: this.router.pid, routeLines });
+    printBanner({ options: this.o, ports: this.ports, files, routerPid: this.router.pid, routeLines });
+  }
+
+  /** How the front door calls the router: Envoy's ext_proc cluster (envoy.yaml), or a gateway calling its Endpoint Picker. */
+  private routerCall(): Pick<FrontDoorOptions, 'extProc' | 'routerTransport' | 'authority'> {
+    if (this.o.gateway === 'envoy') return { extProc: `${HOST}:${this.ports.routerExtProc}` };
+    return { extProc: `${HOST}:${pickerPort(this.ports)}`, routerTransport: 'skip-verify', authority: pickerAuthority(this.ports) };
   }
 
   /** `npm run build` when dist/ is missing or older than src/ (unless --no-build). */

@@ -3,18 +3,19 @@ import { parseArgs } from '../../demo/args.js';
 import { lastPort, layout, portsOf } from '../../demo/layout.js';
 
 describe('demo flags', () => {
-  it('defaults: front door on 8080, no load, no faults, runs until Ctrl-C', () => {
+  it('defaults: the own-Envoy shape, front door on 8080, no load, no faults, runs until Ctrl-C', () => {
     expect(parseArgs([])).toEqual({
       type: 'run',
-      options: { load: 0, faults: [], afterS: 10, forS: undefined, durationS: undefined, basePort: 8080, pods: 3, latencyMs: 40, verbose: false, noBuild: false },
+      options: { gateway: 'envoy', load: 0, faults: [], afterS: 10, forS: undefined, durationS: undefined, basePort: 8080, pods: 3, latencyMs: 40, verbose: false, noBuild: false },
     });
   });
 
   it('reads every flag, as "--flag value" or "--flag=value"', () => {
-    const parsed = parseArgs(['--load=20', '--kill', 'cluster-b', '--saturate=cluster-a', '--after', '5', '--for', '3', '--duration', '30', '--base-port', '18080', '--pods', '2', '--latency', '10', '--verbose', '--no-build']);
+    const parsed = parseArgs(['--gateway', 'byo', '--load=20', '--kill', 'cluster-b', '--saturate=cluster-a', '--after', '5', '--for', '3', '--duration', '30', '--base-port', '18080', '--pods', '2', '--latency', '10', '--verbose', '--no-build']);
     expect(parsed).toEqual({
       type: 'run',
       options: {
+        gateway: 'byo',
         load: 20,
         faults: [
           { kind: 'kill', cluster: 'cluster-b' },
@@ -32,6 +33,7 @@ describe('demo flags', () => {
     });
     expect(parseArgs(['--kill-epp', 'cluster-b'])).toMatchObject({ options: { faults: [{ kind: 'kill-epp', cluster: 'cluster-b' }] } });
     expect(parseArgs(['-h'])).toEqual({ type: 'help' });
+    expect(parseArgs(['--gateway=envoy'])).toMatchObject({ options: { gateway: 'envoy' } });
   });
 
   it('names the problem with a bad flag', () => {
@@ -43,6 +45,8 @@ describe('demo flags', () => {
     expect(parseArgs(['--after', '3'])).toMatchObject({ type: 'error', message: expect.stringContaining('need a fault') });
     expect(parseArgs(['--verbose=1'])).toMatchObject({ type: 'error' });
     expect(parseArgs(['--bogus'])).toEqual({ type: 'error', message: 'unknown flag --bogus' });
+    expect(parseArgs(['--gateway', 'istio'])).toEqual({ type: 'error', message: '--gateway: "istio" is not one of envoy, byo' });
+    expect(parseArgs(['--gateway'])).toEqual({ type: 'error', message: '--gateway needs a value' });
   });
 
   it('lays out distinct ports from the base port, all within N..N+lastPort', () => {
@@ -54,5 +58,16 @@ describe('demo flags', () => {
     expect(l).toMatchObject({ frontDoor: 8080, routerExtProc: 8081, routerAdmin: 8082 });
     expect(l.clusters['cluster-a']).toMatchObject({ epp: 8090, metrics: 8091 });
     expect(l.clusters['cluster-b']).toMatchObject({ epp: 8100, metrics: 8101 });
+  });
+
+  it('has a picker port in the byo shape only, checked like every other port', () => {
+    expect(layout(8080, 3).routerPicker).toBeUndefined();
+    expect(portsOf(layout(8080, 3)).map((p) => p.use)).not.toContain('mcip-router picker port');
+    const byo = layout(8080, 8, 'byo');
+    expect(byo.routerPicker).toBe(8083);
+    const ports = portsOf(byo).map((p) => p.port);
+    expect(portsOf(byo)).toContainEqual({ port: 8083, use: 'mcip-router picker port' });
+    expect(new Set(ports).size).toBe(ports.length);
+    expect(Math.max(...ports)).toBe(8080 + lastPort(0));
   });
 });

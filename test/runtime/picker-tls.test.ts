@@ -3,8 +3,6 @@
  * certificate naming its Service (gateways connect without verifying: NGINX Gateway Fabric's
  * skip-verify default), a plaintext client is refused, and `tls.plaintext` serves h2c.
  */
-import { X509Certificate } from 'node:crypto';
-import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
@@ -12,6 +10,7 @@ import { startRouter, type RouterHandle } from '../../src/runtime/router.js';
 import { completionBody, poolYaml, startEpps, stopAll, writeClusterSet } from '../e2e/clusterset.js';
 import { createNgfGateway } from '../harness/gateways/ngf-one-shot.js';
 import type { SimulatedEpp } from '../harness/simulated-epp.js';
+import { peerCertificate } from '../helpers/peer-certificate.js';
 import { freePorts, pickerPoolYaml } from './picker-fixtures.js';
 
 const ENDPOINT = { llmA: '10.1.0.3:8000' };
@@ -51,15 +50,7 @@ describe('TLS on the picker ports', () => {
     const r = await ngf(tlsPort, 'skip-verify').run({ headers: { 'content-type': 'application/json' }, body: completionBody() });
     expect(r.status, r.shimError).toBe(200);
     expect(r.destination).toBe(ENDPOINT.llmA);
-    const cert = await new Promise<X509Certificate>((resolve, reject) => {
-      const s = tlsConnect({ host: '127.0.0.1', port: tlsPort, rejectUnauthorized: false, ALPNProtocols: ['h2'] }, () => {
-        const c = s.getPeerX509Certificate();
-        s.destroy();
-        if (c) resolve(c);
-        else reject(new Error('no certificate'));
-      });
-      s.on('error', reject);
-    });
+    const cert = await peerCertificate('127.0.0.1', tlsPort);
     expect(cert.subjectAltName).toContain('DNS:mcip-router.default.svc');
   });
 
