@@ -13,10 +13,6 @@ import { ConfigError, loadConfig } from './config/load.js';
 import type { RouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';
 
-/** Why the export controller does not run with fleet.clusterProfiles. */
-export const FLEET_NO_EXPORT =
-  'fleet.clusterProfiles: the export controller (--export-controller, exportController.enabled) takes its members from clusters[] only; members from ClusterProfiles serve routing';
-
 /** A bug: an error nobody handled (sysexits' EX_SOFTWARE). */
 const EXIT_INTERNAL_ERROR = 70;
 import { StartupError } from './runtime/load-sources.js';
@@ -55,10 +51,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     const result = await runCheck(config, createLogger(level, process.stderr));
     (result.code === CHECK_LOAD_ERRORS ? process.stderr : process.stdout).write(result.output);
     return result.code;
-  }
-  if (config.fleet.clusterProfiles && (cmd.type === 'export-controller' || config.exportController.enabled)) {
-    process.stderr.write(`mcip-router: cannot start: ${FLEET_NO_EXPORT}\n`);
-    return 2;
   }
   return serve(config, createLogger(level), cmd.type === 'export-controller');
 }

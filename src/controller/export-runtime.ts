@@ -1,7 +1,10 @@
 /**
  * Builds the export controller from the router config: every cluster with a
  * Kubernetes source is a member (watched for InferencePools and
- * InferencePoolImports, written with its credentials); the Lease lives in the
+ * InferencePoolImports, written with its credentials), and with
+ * fleet.clusterProfiles every member the hub's ClusterProfiles name (read and
+ * written with the token its credential plugin prints; joining, leaving and in
+ * an outage as the profiles say, fleet-members.ts); the Lease lives in the
  * cluster named by clusterName. Used in the router process
  * (exportController.enabled) and by `mcip-router --export-controller`.
  */
@@ -14,6 +17,10 @@ import { startExportController, type ExportControllerHandle } from './export-con
 import { createExportClient } from './export-writer.js';
 import { defaultIdentity } from './import-controller.js';
 import { createLeaseClient } from './leader-election.js';
+import type { FleetMembers } from '../runtime/fleet-members.js';
+
+/** What the controller watches in every member. */
+const EXPORT_KINDS = ['InferencePool', 'InferencePoolImport'] as const;
 
 export class ExportConfigError extends Error {
   override readonly name = 'ExportConfigError';
@@ -28,7 +35,7 @@ export interface ExportRuntimeOptions {
 export async function startExportFromConfig(config: RouterConfig, o: ExportRuntimeOptions): Promise<ExportControllerHandle> {
   const settings = config.exportController;
   const k8s = config.clusters.filter((c) => c.kubernetes !== undefined && c.manifests === undefined);
-  if (k8s.length === 0) throw new ExportConfigError('the export controller needs at least one cluster with a kubernetes source (its members)');
+  if (k8s.length === 0 && !config.fleet.clusterProfiles) throw new ExportConfigError('the export controller needs at least one cluster with a kubernetes source, or fleet.clusterProfiles (its members)');
   for (const c of config.clusters) {
     if (!k8s.includes(c)) o.logger.warn({ cluster: c.name }, `export controller: cluster ${c.name} has no kubernetes source; it is not a member the controller writes to`);
   }
@@ -47,7 +54,7 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
       source: new KubernetesSource({
         cluster: c.name,
         kubeConfig: () => loadKubeConfig(k),
-        kinds: ['InferencePool', 'InferencePoolImport'],
+        kinds: EXPORT_KINDS,
         namespaces: k.namespaces,
         coalesceMs: s.coalesceMs,
         coalesceMaxMs: s.coalesceMaxMs,
@@ -60,15 +67,48 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
       }),
     };
   });
-  const handle = await startExportController({
+  const handle: ExportControllerHandle = await startExportController({
     settings,
     members,
     clientFor: (kc) => createExportClient(kc),
     ...(lease ? { lease } : {}),
     logger: o.logger,
   });
+  const fleet = config.fleet.clusterProfiles ? await joinFleet(config, handle, o.logger) : undefined;
+  if (fleet) {
+    const stop = handle.stop.bind(handle);
+    handle.stop = async () => {
+      await fleet.stop();
+      await stop();
+    };
+  }
   if (o.registry) {
     handle.record.register(o.registry, () => handle.isLeader(), () => new Map(handle.debug().members.map((m) => [m.name, m.reachable])));
   }
   return handle;
+}
+
+/** The ClusterProfiles' members join the controller as the hub names them; a bad provider file stops the controller and rejects. */
+async function joinFleet(config: RouterConfig, handle: ExportControllerHandle, logger: Logger): Promise<FleetMembers> {
+  const { FleetMembers } = await import('../runtime/fleet-members.js');
+  const fleet = new FleetMembers(
+    config,
+    {
+      onSource: (name, source, started) => handle.join({ name, source, started }),
+      onState: (s) => handle.state(s.cluster, s),
+      onError: (e) => handle.error(e.cluster, e.message),
+      onHealth: (name, healthy, message) => handle.health(name, healthy, message),
+      onRemoved: (name) => void handle.leave(name),
+    },
+    logger.child({ component: 'export-controller', part: 'fleet' }),
+    { kinds: EXPORT_KINDS },
+  );
+  try {
+    await fleet.start();
+  } catch (err) {
+    await fleet.stop();
+    await handle.stop();
+    throw new ExportConfigError(`fleet.clusterProfiles: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return fleet;
 }
