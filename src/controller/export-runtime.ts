@@ -11,6 +11,8 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { RouterConfig } from '../config/schema.js';
+import { localIdentity } from '../sources/identity/about-api.js';
+import { IdentityMismatchError } from '../sources/identity/cluster-identity.js';
 import { KubernetesSource } from '../sources/kubernetes/kubernetes-source.js';
 import { loadKubeConfig, podNamespace } from '../sources/kubernetes/kubeconfig.js';
 import { startExportController, type ExportControllerHandle } from './export-controller.js';
@@ -38,6 +40,16 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
   if (k8s.length === 0 && !config.fleet.clusterProfiles) throw new ExportConfigError('the export controller needs at least one cluster with a kubernetes source, or fleet.clusterProfiles (its members)');
   for (const c of config.clusters) {
     if (!k8s.includes(c)) o.logger.warn({ cluster: c.name }, `export controller: cluster ${c.name} has no kubernetes source; it is not a member the controller writes to`);
+  }
+  // The names in exportingClusters: the local cluster's About API, when present, must agree with clusterName.
+  const local = k8s.find((c) => c.name === config.clusterName)?.kubernetes;
+  if (local) {
+    try {
+      const identity = await localIdentity(config.clusterName, loadKubeConfig(local));
+      o.logger.info({ cluster: identity.name }, `export controller: cluster name ${identity.name} from ${identity.from}`);
+    } catch (err) {
+      throw err instanceof IdentityMismatchError ? new ExportConfigError(err.message) : err;
+    }
   }
   const le = settings.leaderElection;
   let lease;
