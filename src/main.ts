@@ -58,7 +58,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 async function start(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<{ shutdown(): Promise<void> }> {
   if (!exportOnly) return startRouter(config, { logger });
   const { serveExportController } = await import('./controller/export-serve.js');
-  return serveExportController(config, logger);
+  const fleet = config.fleet.clusterProfiles ? (await import('./runtime/fleet-members.js')).exportFleet(config) : undefined;
+  return serveExportController(config, logger, true, fleet);
 }
 
 async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<number> {

@@ -19,10 +19,11 @@ import { startExportController, type ExportControllerHandle } from './export-con
 import { createExportClient } from './export-writer.js';
 import { defaultIdentity } from './import-controller.js';
 import { createLeaseClient } from './leader-election.js';
-import type { FleetMembers } from '../runtime/fleet-members.js';
+import type { ObjectKind } from '../model/types.js';
+import type { ClusterState, SourceError } from '../sources/types.js';
 
 /** What the controller watches in every member. */
-const EXPORT_KINDS = ['InferencePool', 'InferencePoolImport'] as const;
+const EXPORT_KINDS: readonly ObjectKind[] = ['InferencePool', 'InferencePoolImport'];
 
 export class ExportConfigError extends Error {
   override readonly name = 'ExportConfigError';
@@ -32,6 +33,8 @@ export interface ExportRuntimeOptions {
   readonly logger: Logger;
   /** Registers the mcip_export_* metrics here. */
   readonly registry?: Registry;
+  /** Follows fleet.clusterProfiles (needed when it is configured). */
+  readonly fleet?: ExportFleet;
 }
 
 export async function startExportFromConfig(config: RouterConfig, o: ExportRuntimeOptions): Promise<ExportControllerHandle> {
@@ -86,7 +89,7 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
     ...(lease ? { lease } : {}),
     logger: o.logger,
   });
-  const fleet = config.fleet.clusterProfiles ? await joinFleet(config, handle, o.logger) : undefined;
+  const fleet = config.fleet.clusterProfiles ? await joinFleet(handle, o.fleet, o.logger) : undefined;
   if (fleet) {
     const stop = handle.stop.bind(handle);
     handle.stop = async () => {
@@ -100,11 +103,22 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
   return handle;
 }
 
+/** What the export controller hears from the members of fleet.clusterProfiles (runtime/fleet-members.ts implements it). */
+export interface ExportFleetListener {
+  onSource(cluster: string, source: KubernetesSource, started: Promise<void>): void;
+  onState(s: ClusterState): void;
+  onError(e: SourceError): void;
+  onHealth(cluster: string, healthy: boolean, message?: string): void;
+  onRemoved(cluster: string): void;
+}
+
+/** Starts following fleet.clusterProfiles, watching `kinds` in every member (given by the layer that owns fleet members). */
+export type ExportFleet = (listener: ExportFleetListener, logger: Logger, kinds: readonly ObjectKind[]) => { start(): Promise<void>; stop(): Promise<void> };
+
 /** The ClusterProfiles' members join the controller as the hub names them; a bad provider file stops the controller and rejects. */
-async function joinFleet(config: RouterConfig, handle: ExportControllerHandle, logger: Logger): Promise<FleetMembers> {
-  const { FleetMembers } = await import('../runtime/fleet-members.js');
-  const fleet = new FleetMembers(
-    config,
+async function joinFleet(handle: ExportControllerHandle, fleetFor: ExportFleet | undefined, logger: Logger): Promise<{ stop(): Promise<void> }> {
+  if (!fleetFor) throw new ExportConfigError('fleet.clusterProfiles: this entry point cannot follow ClusterProfiles');
+  const fleet = fleetFor(
     {
       onSource: (name, source, started) => handle.join({ name, source, started }),
       onState: (s) => handle.state(s.cluster, s),
@@ -113,7 +127,7 @@ async function joinFleet(config: RouterConfig, handle: ExportControllerHandle, l
       onRemoved: (name) => void handle.leave(name),
     },
     logger.child({ component: 'export-controller', part: 'fleet' }),
-    { kinds: EXPORT_KINDS },
+    EXPORT_KINDS,
   );
   try {
     await fleet.start();

@@ -18,6 +18,7 @@
  * Applying plans is serialized: one plan at a time, in the order they came.
  */
 import type { ClusterConfig, ClusterProfilesConfig, RouterConfig } from '../config/schema.js';
+import type { ExportFleet } from '../controller/export-runtime.js';
 import { ExecTokenSource, type ExecTokenStatus } from '../credentials/exec-token.js';
 import { type ProviderFile, loadProviderFile, planPluginCall } from '../credentials/provider-file.js';
 import type { Logger } from '../log.js';
@@ -294,4 +295,9 @@ export class FleetMembers {
       backoffMaxMs: k.backoffMaxMs,
     };
   }
+}
+
+/** The export controller's way to follow fleet.clusterProfiles (controller/export-runtime.ts). */
+export function exportFleet(config: RouterConfig): ExportFleet {
+  return (listener, logger, kinds) => new FleetMembers(config, listener, logger, { kinds });
 }

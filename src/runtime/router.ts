@@ -166,7 +166,8 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   let exporter: ExportControllerHandle | undefined;
   if (config.exportController.enabled) {
     const { startExportFromConfig } = await import('../controller/export-runtime.js');
-    exporter = await startExportFromConfig(config, { logger, registry: metrics.registry });
+    const fleetFor = config.fleet.clusterProfiles ? (await import('./fleet-members.js')).exportFleet(config) : undefined;
+    exporter = await startExportFromConfig(config, { logger, registry: metrics.registry, ...(fleetFor ? { fleet: fleetFor } : {}) });
   }
 
   const eppClients = new EppClientPool({

@@ -9,6 +9,7 @@ import { routerConfigSchema } from '../../src/config/schema.js';
 import type { ExportControllerHandle } from '../../src/controller/export-controller.js';
 import { startExportFromConfig } from '../../src/controller/export-runtime.js';
 import { EXPORT_ANNOTATION } from '../../src/model/types.js';
+import { exportFleet } from '../../src/runtime/fleet-members.js';
 import { createTestCa } from '../helpers/pki.js';
 import { FleetEnv } from '../sources/fleet/fleet-env.js';
 import { pool, silent, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
@@ -40,7 +41,7 @@ async function start(): Promise<ExportControllerHandle> {
     fleet: { clusterProfiles: await env.clusterProfiles() },
     exportController: { enabled: true, withdrawalGraceMs: 400, resyncMs: 60_000, leaderElection: { enabled: false } },
   });
-  controller = await startExportFromConfig(config, { logger: silent });
+  controller = await startExportFromConfig(config, { logger: silent, fleet: exportFleet(config) });
   return controller;
 }
 
