@@ -13,10 +13,6 @@ import { ConfigError, loadConfig } from './config/load.js';
 import type { RouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';
 
-/** Why the export controller does not run with fleet.clusterProfiles. */
-export const FLEET_NO_EXPORT =
-  'fleet.clusterProfiles: the export controller (--export-controller, exportController.enabled) takes its members from clusters[] only; members from ClusterProfiles serve routing';
-
 /** A bug: an error nobody handled (sysexits' EX_SOFTWARE). */
 const EXIT_INTERNAL_ERROR = 70;
 import { StartupError } from './runtime/load-sources.js';
@@ -56,17 +52,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     (result.code === CHECK_LOAD_ERRORS ? process.stderr : process.stdout).write(result.output);
     return result.code;
   }
-  if (config.fleet.clusterProfiles && (cmd.type === 'export-controller' || config.exportController.enabled)) {
-    process.stderr.write(`mcip-router: cannot start: ${FLEET_NO_EXPORT}\n`);
-    return 2;
-  }
   return serve(config, createLogger(level), cmd.type === 'export-controller');
 }
 
 async function start(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<{ shutdown(): Promise<void> }> {
   if (!exportOnly) return startRouter(config, { logger });
   const { serveExportController } = await import('./controller/export-serve.js');
-  return serveExportController(config, logger);
+  const fleet = config.fleet.clusterProfiles ? (await import('./runtime/fleet-members.js')).exportFleet(config) : undefined;
+  return serveExportController(config, logger, true, fleet);
 }
 
 async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<number> {

@@ -16,9 +16,11 @@ import { planCandidate } from '../signals/plan.js';
 import { buildSnapshot } from '../snapshot/build.js';
 import { formatRoutingTable } from '../snapshot/describe.js';
 import { createObjectSource } from '../sources/create-source.js';
-import type { ClusterState, SourceError } from '../sources/types.js';
+import type { ClusterState, ObjectSource, SourceError } from '../sources/types.js';
 import { toSourceError } from '../runtime/load-sources.js';
 import { loadFleet } from './check-fleet.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { IdentityMismatchError, resolveIdentity } from '../sources/identity/cluster-identity.js';
 
 export const CHECK_OK = 0;
 export const CHECK_ROUTE_ERRORS = 1;
@@ -33,6 +35,7 @@ export interface CheckResult {
 export async function runCheck(config: RouterConfig, logger: Logger): Promise<CheckResult> {
   const states: ClusterState[] = [];
   const errors: SourceError[] = [];
+  let identity = '';
   for (const cluster of config.clusters) {
     const source = await createObjectSource(cluster, config, logger.child({ cluster: cluster.name }));
     let state: ClusterState | undefined;
@@ -49,13 +52,14 @@ export async function runCheck(config: RouterConfig, logger: Logger): Promise<Ch
       await source.stop();
     }
     if (state) states.push(state);
+    if (cluster.name === config.clusterName) identity = await checkIdentity(config.clusterName, source, errors);
   }
   const fleet = await loadFleet(config, logger);
   if (fleet) {
     states.push(...fleet.states);
     errors.push(...fleet.errors);
   }
-  const section = fleet?.section ?? '';
+  const section = identity + (fleet?.section ?? '');
   if (errors.length > 0) return { code: CHECK_LOAD_ERRORS, output: formatErrors(errors) + section };
   const routing = fleet?.config ?? config;
   const { snapshot, diagnostics } = buildSnapshot({ config: routing, clusters: states, version: 1 });
@@ -63,6 +67,21 @@ export async function runCheck(config: RouterConfig, logger: Logger): Promise<Ch
   // Weakened security and pools without a load signal: warnings, never a failed check.
   const warnings = configWarnings(routing, [...snapshot.candidates.values()].map((c) => planCandidate(c, routing)));
   return { code: failed ? CHECK_ROUTE_ERRORS : CHECK_OK, output: formatRoutingTable(snapshot, diagnostics) + formatWarnings(warnings) + section };
+}
+
+/** "cluster name: X (from ...)" after the table; a mismatch with the local cluster's About API is a load error. */
+async function checkIdentity(clusterName: string, source: ObjectSource, errors: SourceError[]): Promise<string> {
+  // A Kubernetes source has its KubeConfig once started; a manifests source has none.
+  const kubeConfig = (source as { kubeConfig?: KubeConfig }).kubeConfig;
+  if (!kubeConfig) return `cluster name: ${clusterName} from ${resolveIdentity(clusterName, undefined).from}\n`;
+  const { localIdentity } = await import('../sources/identity/about-api.js');
+  try {
+    return `cluster name: ${clusterName} from ${(await localIdentity(clusterName, kubeConfig)).from}\n`;
+  } catch (err) {
+    if (!(err instanceof IdentityMismatchError)) throw err;
+    errors.push({ cluster: clusterName, reason: 'read', message: err.message, errors: [] });
+    return '';
+  }
 }
 
 export function formatErrors(errors: readonly SourceError[]): string {

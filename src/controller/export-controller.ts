@@ -13,6 +13,13 @@
  *   resyncMs; each worker is a ReconcileLoop.
  * - A member never listed since start keeps its recorded exports (our entries
  *   that name it), so a restart during its outage withdraws nothing.
+ * - Members may join and leave while it runs (join/leave, for ClusterProfile
+ *   members). One that leaves is treated as a static member removed from the
+ *   config: nothing more is read from or written to it (its imports and pool
+ *   entries stay there as they are), and its exports leave the others' lists, the
+ *   imports it alone exported being deleted after the withdrawal grace. One in an
+ *   outage (health false) counts as unreachable (its last known objects keep its
+ *   exports) and gets no writes until it is healthy again.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -50,8 +57,27 @@ export interface ExportControllerOptions {
   readonly now?: () => number;
 }
 
+/**
+ * A member whose source someone else runs (a ClusterProfile member, fleet-members.ts): the
+ * controller is told its states, errors and health, and when it leaves.
+ */
+export interface JoinedMember {
+  readonly name: string;
+  readonly source: KubernetesSource;
+  /** Settles once its first list ended (synced or not). */
+  readonly started: Promise<void>;
+}
+
 export interface ExportControllerHandle {
   isLeader(): boolean;
+  /** A member joins: it is watched through its own source, written once its first list ended. */
+  join(m: JoinedMember): void;
+  state(member: string, s: ClusterState): void;
+  error(member: string, message: string): void;
+  /** False: an outage (its last known objects count, nothing is written to it) until true again. */
+  health(member: string, healthy: boolean, message?: string): void;
+  /** The member leaves: nothing more is written to it; its exports leave the others' lists (withdrawal grace). */
+  leave(member: string): Promise<void>;
   /** Runs every member's worker now and waits for them. */
   reconcile(): Promise<void>;
   debug(): ExportDebug;
@@ -63,6 +89,10 @@ export interface ExportControllerHandle {
 interface MemberRuntime {
   readonly name: string;
   readonly source: KubernetesSource;
+  /** The controller started the source (a static member) and stops it. */
+  readonly ownsSource: boolean;
+  /** Undefined: healthy; else why it is in an outage. */
+  outage: string | undefined;
   client: ExportClient | undefined;
   state: ClusterState | undefined;
   everSynced: boolean;
@@ -82,30 +112,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
   const log = o.logger.child({ component: 'export-controller' });
   const now = o.now ?? Date.now;
   const record = new ExportRecord(settings.name, settings.withdrawalGraceMs);
-  const members: MemberRuntime[] = o.members
-    .map((m): MemberRuntime => {
-      const rt: MemberRuntime = {
-        name: m.name,
-        source: m.source,
-        client: m.client,
-        state: undefined,
-        everSynced: false,
-        starting: true,
-        missingNamespaces: new Set<string>(),
-        created: new Set<string>(),
-        prunedPools: new Set<string>(),
-        loop: new ReconcileLoop<boolean>({
-          pass: () => runMember(rt),
-          failed: (f) => f,
-          retryInitialMs: Math.min(settings.resyncMs, 2000),
-          retryMaxMs: settings.resyncMs,
-          resyncMs: settings.resyncMs,
-          onError: (err) => log.error({ err, member: m.name }, 'export reconcile failed'),
-        }),
-      };
-      return rt;
-    })
-    .sort((a, b) => a.name.localeCompare(b.name));
+  const members: MemberRuntime[] = [];
   let withdrawnSince: ReadonlyMap<string, number> = new Map();
   let stopped = false;
   let deadlineTimer: NodeJS.Timeout | undefined;
@@ -133,7 +140,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
       for (const i of imports) m.created.delete(keyOf(i.metadata.namespace, i.metadata.name));
       return {
         name: m.name,
-        reachable: m.state !== undefined && !m.state.stale,
+        reachable: reachable(m),
         synced: m.everSynced,
         starting: m.starting,
         pools: objects.filter((x): x is InferencePool => x.kind === 'InferencePool'),
@@ -155,8 +162,8 @@ export async function startExportController(o: ExportControllerOptions): Promise
 
   /** One pass of a member's worker; true when a step failed. */
   async function runMember(m: MemberRuntime): Promise<boolean> {
-    // Its own first list comes first: until then what it holds is not known.
-    if (stopped || !isLeader() || !m.client || m.starting) return false;
+    // Its own first list comes first: until then what it holds is not known. A member in an outage gets no writes.
+    if (stopped || !isLeader() || !m.client || m.starting || m.outage !== undefined || !members.includes(m)) return false;
     return runMemberSteps({
       member: m.name,
       plan: plan(),
@@ -176,42 +183,96 @@ export async function startExportController(o: ExportControllerOptions): Promise
     for (const m of members) m.loop.trigger();
   }
 
-  // Every member starts on its own: one whose API hangs delays only its own part, not
-  // the others' writes, the Lease campaign or the caller (readiness).
-  for (const m of members) {
-    m.source
-      .start({
-        onState: (s) => {
-          m.state = s;
-          if (!s.stale) m.everSynced = true;
-          if (!s.stale) record.memberError(m.name, undefined);
-          triggerAll();
-        },
-        onError: (e) => record.memberError(m.name, e.message),
-      })
+  const find = (name: string): MemberRuntime | undefined => members.find((m) => m.name === name);
+
+  function onState(m: MemberRuntime, s: ClusterState): void {
+    m.state = s;
+    if (!s.stale) m.everSynced = true;
+    if (!s.stale && m.outage === undefined) record.memberError(m.name, undefined);
+    triggerAll();
+  }
+
+  /** Adds a member; every member starts on its own: one whose API hangs delays only its own part, not the others' writes, the Lease campaign or the caller (readiness). */
+  function add(name: string, source: KubernetesSource, started: Promise<void>, ownsSource: boolean, client?: ExportClient): void {
+    if (stopped || find(name)) return;
+    const rt: MemberRuntime = {
+      name,
+      source,
+      ownsSource,
+      outage: undefined,
+      client,
+      state: undefined,
+      everSynced: false,
+      starting: true,
+      missingNamespaces: new Set<string>(),
+      created: new Set<string>(),
+      prunedPools: new Set<string>(),
+      loop: new ReconcileLoop<boolean>({
+        pass: () => runMember(rt),
+        failed: (f) => f,
+        retryInitialMs: Math.min(settings.resyncMs, 2000),
+        retryMaxMs: settings.resyncMs,
+        resyncMs: settings.resyncMs,
+        onError: (err) => log.error({ err, member: name }, 'export reconcile failed'),
+      }),
+    };
+    members.push(rt);
+    members.sort((a, b) => a.name.localeCompare(b.name));
+    started
       .catch((err: unknown) => {
         // The source keeps retrying in the background; its part waits until it answers.
-        log.warn({ member: m.name, err: (err as Error).message }, `member ${m.name}: not reachable yet; its part of the export waits`);
-        record.memberError(m.name, (err as Error).message);
+        log.warn({ member: name, err: (err as Error).message }, `member ${name}: not reachable yet; its part of the export waits`);
+        record.memberError(name, (err as Error).message);
       })
       .finally(() => {
-        m.starting = false;
-        const kc = m.source.kubeConfig;
-        if (!m.client && kc) m.client = o.clientFor(kc);
-        m.loop.start();
+        if (!members.includes(rt)) return;
+        rt.starting = false;
+        const kc = rt.source.kubeConfig;
+        if (!rt.client && kc) rt.client = o.clientFor(kc);
+        rt.loop.start();
         // The others' pool statuses waited for this member's first list.
         triggerAll();
       });
+  }
+
+  for (const m of o.members) {
+    const listener = { onState: (s: ClusterState) => onState(find(m.name)!, s), onError: (e: { message: string }) => record.memberError(m.name, e.message) };
+    add(m.name, m.source, m.source.start(listener), true, m.client);
   }
   elector?.start();
 
   return {
     isLeader,
     record,
+    join: (m) => add(m.name, m.source, m.started, false),
+    state(name, s) {
+      const m = find(name);
+      if (m) onState(m, s);
+    },
+    error(name, message) {
+      if (find(name)) record.memberError(name, message);
+    },
+    health(name, healthy, message) {
+      const m = find(name);
+      if (!m) return;
+      m.outage = healthy ? undefined : (message ?? 'outage');
+      record.memberError(name, m.outage);
+      triggerAll();
+    },
+    async leave(name) {
+      const m = find(name);
+      if (!m) return;
+      members.splice(members.indexOf(m), 1);
+      record.memberError(name, undefined);
+      await m.loop.stop();
+      if (m.ownsSource) await m.source.stop();
+      log.info({ member: name }, `member ${name} left: nothing more is written to it; its exports leave the other members' lists`);
+      triggerAll();
+    },
     async reconcile() {
       await Promise.all(members.map((m) => m.loop.reconcile()));
     },
-    debug: () => record.debug(isLeader(), members.map((m) => ({ name: m.name, reachable: m.state !== undefined && !m.state.stale, synced: m.everSynced, missingNamespaces: [...m.missingNamespaces].sort(), controllerNamePruned: [...m.prunedPools].sort() }))),
+    debug: () => record.debug(isLeader(), members.map((m) => ({ name: m.name, reachable: reachable(m), synced: m.everSynced, missingNamespaces: [...m.missingNamespaces].sort(), controllerNamePruned: [...m.prunedPools].sort() }))),
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -219,7 +280,12 @@ export async function startExportController(o: ExportControllerOptions): Promise
       // Each waits for its running pass at most 2 s: a write stuck on a hung member must not hold up shutdown.
       await Promise.all(members.map((m) => m.loop.stop()));
       await elector?.stop();
-      await Promise.all(members.map((m) => m.source.stop()));
+      await Promise.all(members.filter((m) => m.ownsSource).map((m) => m.source.stop()));
     },
   };
+}
+
+/** Its objects are current: listed, not stale, and not in an outage. */
+function reachable(m: MemberRuntime): boolean {
+  return m.state !== undefined && !m.state.stale && m.outage === undefined;
 }

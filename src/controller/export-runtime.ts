@@ -1,19 +1,29 @@
 /**
  * Builds the export controller from the router config: every cluster with a
  * Kubernetes source is a member (watched for InferencePools and
- * InferencePoolImports, written with its credentials); the Lease lives in the
+ * InferencePoolImports, written with its credentials), and with
+ * fleet.clusterProfiles every member the hub's ClusterProfiles name (read and
+ * written with the token its credential plugin prints; joining, leaving and in
+ * an outage as the profiles say, fleet-members.ts); the Lease lives in the
  * cluster named by clusterName. Used in the router process
  * (exportController.enabled) and by `mcip-router --export-controller`.
  */
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { RouterConfig } from '../config/schema.js';
+import { localIdentity } from '../sources/identity/about-api.js';
+import { IdentityMismatchError } from '../sources/identity/cluster-identity.js';
 import { KubernetesSource } from '../sources/kubernetes/kubernetes-source.js';
 import { loadKubeConfig, podNamespace } from '../sources/kubernetes/kubeconfig.js';
 import { startExportController, type ExportControllerHandle } from './export-controller.js';
 import { createExportClient } from './export-writer.js';
 import { defaultIdentity } from './import-controller.js';
 import { createLeaseClient } from './leader-election.js';
+import type { ObjectKind } from '../model/types.js';
+import type { ClusterState, SourceError } from '../sources/types.js';
+
+/** What the controller watches in every member. */
+const EXPORT_KINDS: readonly ObjectKind[] = ['InferencePool', 'InferencePoolImport'];
 
 export class ExportConfigError extends Error {
   override readonly name = 'ExportConfigError';
@@ -23,14 +33,26 @@ export interface ExportRuntimeOptions {
   readonly logger: Logger;
   /** Registers the mcip_export_* metrics here. */
   readonly registry?: Registry;
+  /** Follows fleet.clusterProfiles (needed when it is configured). */
+  readonly fleet?: ExportFleet;
 }
 
 export async function startExportFromConfig(config: RouterConfig, o: ExportRuntimeOptions): Promise<ExportControllerHandle> {
   const settings = config.exportController;
   const k8s = config.clusters.filter((c) => c.kubernetes !== undefined && c.manifests === undefined);
-  if (k8s.length === 0) throw new ExportConfigError('the export controller needs at least one cluster with a kubernetes source (its members)');
+  if (k8s.length === 0 && !config.fleet.clusterProfiles) throw new ExportConfigError('the export controller needs at least one cluster with a kubernetes source, or fleet.clusterProfiles (its members)');
   for (const c of config.clusters) {
     if (!k8s.includes(c)) o.logger.warn({ cluster: c.name }, `export controller: cluster ${c.name} has no kubernetes source; it is not a member the controller writes to`);
+  }
+  // The names in exportingClusters: the local cluster's About API, when present, must agree with clusterName.
+  const local = k8s.find((c) => c.name === config.clusterName)?.kubernetes;
+  if (local) {
+    try {
+      const identity = await localIdentity(config.clusterName, loadKubeConfig(local));
+      o.logger.info({ cluster: identity.name }, `export controller: cluster name ${identity.name} from ${identity.from}`);
+    } catch (err) {
+      throw err instanceof IdentityMismatchError ? new ExportConfigError(err.message) : err;
+    }
   }
   const le = settings.leaderElection;
   let lease;
@@ -47,7 +69,7 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
       source: new KubernetesSource({
         cluster: c.name,
         kubeConfig: () => loadKubeConfig(k),
-        kinds: ['InferencePool', 'InferencePoolImport'],
+        kinds: EXPORT_KINDS,
         namespaces: k.namespaces,
         coalesceMs: s.coalesceMs,
         coalesceMaxMs: s.coalesceMaxMs,
@@ -60,15 +82,59 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
       }),
     };
   });
-  const handle = await startExportController({
+  const handle: ExportControllerHandle = await startExportController({
     settings,
     members,
     clientFor: (kc) => createExportClient(kc),
     ...(lease ? { lease } : {}),
     logger: o.logger,
   });
+  const fleet = config.fleet.clusterProfiles ? await joinFleet(handle, o.fleet, o.logger) : undefined;
+  if (fleet) {
+    const stop = handle.stop.bind(handle);
+    handle.stop = async () => {
+      await fleet.stop();
+      await stop();
+    };
+  }
   if (o.registry) {
     handle.record.register(o.registry, () => handle.isLeader(), () => new Map(handle.debug().members.map((m) => [m.name, m.reachable])));
   }
   return handle;
+}
+
+/** What the export controller hears from the members of fleet.clusterProfiles (runtime/fleet-members.ts implements it). */
+export interface ExportFleetListener {
+  onSource(cluster: string, source: KubernetesSource, started: Promise<void>): void;
+  onState(s: ClusterState): void;
+  onError(e: SourceError): void;
+  onHealth(cluster: string, healthy: boolean, message?: string): void;
+  onRemoved(cluster: string): void;
+}
+
+/** Starts following fleet.clusterProfiles, watching `kinds` in every member (given by the layer that owns fleet members). */
+export type ExportFleet = (listener: ExportFleetListener, logger: Logger, kinds: readonly ObjectKind[]) => { start(): Promise<void>; stop(): Promise<void> };
+
+/** The ClusterProfiles' members join the controller as the hub names them; a bad provider file stops the controller and rejects. */
+async function joinFleet(handle: ExportControllerHandle, fleetFor: ExportFleet | undefined, logger: Logger): Promise<{ stop(): Promise<void> }> {
+  if (!fleetFor) throw new ExportConfigError('fleet.clusterProfiles: this entry point cannot follow ClusterProfiles');
+  const fleet = fleetFor(
+    {
+      onSource: (name, source, started) => handle.join({ name, source, started }),
+      onState: (s) => handle.state(s.cluster, s),
+      onError: (e) => handle.error(e.cluster, e.message),
+      onHealth: (name, healthy, message) => handle.health(name, healthy, message),
+      onRemoved: (name) => void handle.leave(name),
+    },
+    logger.child({ component: 'export-controller', part: 'fleet' }),
+    EXPORT_KINDS,
+  );
+  try {
+    await fleet.start();
+  } catch (err) {
+    await fleet.stop();
+    await handle.stop();
+    throw new ExportConfigError(`fleet.clusterProfiles: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return fleet;
 }

@@ -9,7 +9,7 @@ import { debugPlacement, json, startAdminServer, type AdminServer } from '../adm
 import { buildInfo } from '../build-info.js';
 import type { RouterConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import { startExportFromConfig } from './export-runtime.js';
+import { type ExportFleet, startExportFromConfig } from './export-runtime.js';
 
 export interface ExportServer {
   readonly adminAddress: string;
@@ -18,11 +18,12 @@ export interface ExportServer {
   shutdown(): Promise<void>;
 }
 
-export async function serveExportController(config: RouterConfig, logger: Logger, processMetrics = true): Promise<ExportServer> {
+/** `fleet`: follows fleet.clusterProfiles (runtime/fleet-members.ts: exportFleet). */
+export async function serveExportController(config: RouterConfig, logger: Logger, processMetrics = true, fleet?: ExportFleet): Promise<ExportServer> {
   const registry = new Registry();
   if (processMetrics) collectDefaultMetrics({ register: registry });
   registerBuildInfo(registry);
-  const controller = await startExportFromConfig(config, { logger, registry });
+  const controller = await startExportFromConfig(config, { logger, registry, ...(fleet ? { fleet } : {}) });
   let admin: AdminServer | undefined;
   let debug: AdminServer | undefined;
   try {

@@ -18,6 +18,7 @@
  * Applying plans is serialized: one plan at a time, in the order they came.
  */
 import type { ClusterConfig, ClusterProfilesConfig, RouterConfig } from '../config/schema.js';
+import type { ExportFleet } from '../controller/export-runtime.js';
 import { ExecTokenSource, type ExecTokenStatus } from '../credentials/exec-token.js';
 import { type ProviderFile, loadProviderFile, planPluginCall } from '../credentials/provider-file.js';
 import type { Logger } from '../log.js';
@@ -25,6 +26,7 @@ import type { ClusterProfile, MemberPlan } from '../sources/fleet/cluster-profil
 import { memberKubeConfig } from '../sources/fleet/member-kubeconfig.js';
 import { ClusterProfileWatch, type HubStatus } from '../sources/fleet/profile-watch.js';
 import { KubernetesSource, REMOTE_KINDS, loadKubeConfig } from '../sources/kubernetes/index.js';
+import type { ObjectKind } from '../model/types.js';
 import type { ClusterState, SourceError, SourceListener } from '../sources/types.js';
 import { toSourceError } from './load-sources.js';
 
@@ -58,6 +60,22 @@ export interface FleetListener extends SourceListener {
   onRemoved(cluster: string): void;
   /** After each plan: every member the profiles name (serving, in an outage, or without credentials). */
   onMembers?(clusters: readonly string[]): void;
+  /**
+   * A member's source was created; `started` settles once its first list ended (synced or not).
+   * Called before any of its states.
+   */
+  onSource?(cluster: string, source: KubernetesSource, started: Promise<void>): void;
+  /**
+   * Given: the listener decides what an outage means. Its states are then forwarded whatever
+   * the profile's health, and this hears every change of it (false: the profile's message).
+   * Absent: an outage is an empty state and the message as the member's source error.
+   */
+  onHealth?(cluster: string, healthy: boolean, message?: string): void;
+}
+
+export interface FleetMembersOptions {
+  /** What each member's source watches (default: the remote kinds routing reads). */
+  readonly kinds?: readonly ObjectKind[];
 }
 
 /** What /debug/sources and --check show per member (never a token). */
@@ -94,6 +112,7 @@ export class FleetMembers {
     private readonly config: RouterConfig,
     private readonly listener: FleetListener,
     private readonly logger: Logger,
+    private readonly options: FleetMembersOptions = {},
   ) {
     const cp = config.fleet.clusterProfiles;
     if (!cp) throw new Error('fleet.clusterProfiles is not configured');
@@ -198,7 +217,7 @@ export class FleetMembers {
     const source = new KubernetesSource({
       cluster,
       kubeConfig: () => memberKubeConfig(cluster, tokens.call.cluster, m, tokens, (msg) => log.warn(msg)),
-      kinds: REMOTE_KINDS,
+      kinds: this.options.kinds ?? REMOTE_KINDS,
       namespaces: m.namespaces,
       ...this.pacing(),
       ...(m.qps !== undefined ? { qps: m.qps } : {}),
@@ -208,20 +227,22 @@ export class FleetMembers {
     const entry: Running = { profile, key, tokens, source, lastState: undefined, healthy: profile.health.healthy };
     this.running.set(cluster, entry);
     log.info({ profile: profile.ref, provider: tokens.call.provider, server: tokens.call.cluster.server }, 'fleet member added');
-    if (!entry.healthy) this.outage(cluster, entry);
     const forward: SourceListener = {
       onState: (s) => {
         if (this.running.get(cluster) !== entry) return;
         entry.lastState = s;
-        if (entry.healthy) this.listener.onState(s);
+        if (entry.healthy || this.listener.onHealth) this.listener.onState(s);
       },
       onError: (e) => {
         if (this.running.get(cluster) === entry) this.listener.onError(e);
       },
     };
-    await source.start(forward).catch((err: unknown) => {
+    const started = source.start(forward).catch((err: unknown) => {
       if (this.running.get(cluster) === entry) this.listener.onError(toSourceError(cluster, err));
     });
+    this.listener.onSource?.(cluster, source, started);
+    if (!entry.healthy) this.outage(cluster, entry);
+    await started;
   }
 
   private setHealth(cluster: string, r: Running, profile: ClusterProfile): void {
@@ -231,13 +252,20 @@ export class FleetMembers {
     if (was && !r.healthy) this.outage(cluster, r);
     else if (!was && r.healthy) {
       this.logger.info({ cluster, profile: profile.ref }, 'fleet member healthy again: serving its objects');
-      if (r.lastState) this.listener.onState(r.lastState);
+      if (this.listener.onHealth) this.listener.onHealth(cluster, true);
+      else if (r.lastState) this.listener.onState(r.lastState);
     }
   }
 
-  /** The member gets no traffic: an empty state, and the reason as its source error. */
+  /** The member gets no traffic: an empty state, and the reason as its source error (or the listener's onHealth). */
   private outage(cluster: string, r: Running): void {
-    const message = `ClusterProfile ${r.profile.ref}: ${r.profile.health.message}: cluster ${cluster} is treated as an outage (no traffic) until it is healthy`;
+    const why = `ClusterProfile ${r.profile.ref}: ${r.profile.health.message}`;
+    if (this.listener.onHealth) {
+      this.logger.warn({ cluster, profile: r.profile.ref }, `${why}: cluster ${cluster} is treated as an outage until it is healthy`);
+      this.listener.onHealth(cluster, false, why);
+      return;
+    }
+    const message = `${why}: cluster ${cluster} is treated as an outage (no traffic) until it is healthy`;
     this.logger.warn({ cluster, profile: r.profile.ref }, message);
     const empty: ClusterState = { cluster, objects: [], errors: [], stale: false, revision: `outage:${r.profile.ref}:${Date.now()}` };
     this.listener.onState(empty);
@@ -267,4 +295,9 @@ export class FleetMembers {
       backoffMaxMs: k.backoffMaxMs,
     };
   }
+}
+
+/** The export controller's way to follow fleet.clusterProfiles (controller/export-runtime.ts). */
+export function exportFleet(config: RouterConfig): ExportFleet {
+  return (listener, logger, kinds) => new FleetMembers(config, listener, logger, { kinds });
 }

@@ -74,6 +74,22 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   );
   for (const e of sources.degraded) store.reportError(e);
   const kubernetesSources = kube ? sources.sources.filter((s) => s instanceof kube.KubernetesSource) : [];
+  // The local cluster's name: its About API ClusterProperty, when present, must agree with clusterName.
+  const localSource = sources.sources.find((s) => s.cluster === config.clusterName);
+  const localKubeConfig = kube && localSource instanceof kube.KubernetesSource ? localSource.kubeConfig : undefined;
+  if (localKubeConfig) {
+    const { localIdentity } = await import('../sources/identity/about-api.js');
+    const { IdentityMismatchError } = await import('../sources/identity/cluster-identity.js');
+    try {
+      const identity = await localIdentity(config.clusterName, localKubeConfig);
+      logger.info({ cluster: identity.name }, `cluster name ${identity.name} from ${identity.from}`);
+    } catch (err) {
+      if (!(err instanceof IdentityMismatchError)) throw err;
+      await sources.stop();
+      store.stop();
+      throw new StartupError(err.message, []);
+    }
+  }
   // Each member's destination rules: for its EPPs' answers, and for the addresses its host names resolve to.
   const answerRules = new MemberAnswerRules(config);
   // Members from ClusterProfiles join clusters[] as the hub names them (fleet-members.ts); started before the first snapshot.
@@ -150,7 +166,8 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   let exporter: ExportControllerHandle | undefined;
   if (config.exportController.enabled) {
     const { startExportFromConfig } = await import('../controller/export-runtime.js');
-    exporter = await startExportFromConfig(config, { logger, registry: metrics.registry });
+    const fleetFor = config.fleet.clusterProfiles ? (await import('./fleet-members.js')).exportFleet(config) : undefined;
+    exporter = await startExportFromConfig(config, { logger, registry: metrics.registry, ...(fleetFor ? { fleet: fleetFor } : {}) });
   }
 
   const eppClients = new EppClientPool({

@@ -83,12 +83,13 @@ describe('export controller (three members)', () => {
     expect(env.server('cluster-b').get('inferencepoolimports', 'default', 'llm')).toBeUndefined();
     expect(env.controllers('cluster-c', 'llm')).toEqual([OTHER]);
 
-    // Everything it asked of each member is granted by the shipped RBAC.
-    const used = [...new Set(MEMBERS.flatMap((m) => [...rbacRequests(env.server(m))]))].sort();
-    expect(used).toContain('inferencepoolimports delete');
-    for (const [file, role] of [['deploy/rbac/export-member.yaml', 'mcip-export-member'], ['deploy/rbac/export-controller.yaml', 'mcip-export-controller']] as const) {
+    // Everything it asked of each member is granted by the shipped RBAC: its own cluster (clusterName, cluster-a) and every other member.
+    const used = (members: string[]) => [...new Set(members.flatMap((m) => [...rbacRequests(env.server(m))]))].sort();
+    expect(used(MEMBERS)).toContain('inferencepoolimports delete');
+    expect(used(['cluster-a'])).toContain('clusterproperties get');
+    for (const [file, role, members] of [['deploy/rbac/export-member.yaml', 'mcip-export-member', ['cluster-b', 'cluster-c']], ['deploy/rbac/export-controller.yaml', 'mcip-export-controller', ['cluster-a']]] as const) {
       const granted = rbacGrants(file, role);
-      expect(used.filter((u) => !granted.has(u))).toEqual([]);
+      expect(used([...members]).filter((u) => !granted.has(u))).toEqual([]);
     }
   });
 

@@ -36,6 +36,9 @@ export const RESOURCES: readonly ResourceDef[] = [
   // One resource served in two versions (same objects, like a CRD with two served versions).
   { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'clusterprofiles', kind: 'ClusterProfile', namespaced: true, status: true },
   { group: 'multicluster.x-k8s.io', version: 'v1alpha2', plural: 'clusterprofiles', kind: 'ClusterProfile', namespaced: true, status: true },
+  // The About API (KEP-2149): cluster-scoped, served in v1beta1 (the storage version, with /status) and v1alpha1 (without).
+  { group: 'about.k8s.io', version: 'v1beta1', plural: 'clusterproperties', kind: 'ClusterProperty', namespaced: false, status: true },
+  { group: 'about.k8s.io', version: 'v1alpha1', plural: 'clusterproperties', kind: 'ClusterProperty', namespaced: false, status: false },
 ];
 
 export function apiVersionOf(def: ResourceDef): string {

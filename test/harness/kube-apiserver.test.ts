@@ -203,6 +203,19 @@ describe('hang()', () => {
     expect(cls.body.spec.controllerName).toBe('example.com/gw');
   });
 
+  it('About API ClusterProperty: cluster-scoped, one object in v1beta1 and v1alpha1, /status only in v1beta1, a missing one is NotFound', async () => {
+    const about = '/apis/about.k8s.io';
+    expect((await call('GET', `${about}/v1beta1/clusterproperties/cluster.clusterset.k8s.io`)).body).toMatchObject({ kind: 'Status', reason: 'NotFound' });
+    server.create('clusterproperties', { apiVersion: 'about.k8s.io/v1beta1', kind: 'ClusterProperty', metadata: { name: 'cluster.clusterset.k8s.io' }, spec: { value: 'cluster-a' } });
+    for (const v of ['v1beta1', 'v1alpha1']) {
+      const got = await call('GET', `${about}/${v}/clusterproperties/cluster.clusterset.k8s.io`);
+      expect([got.status, got.body.spec.value, got.body.metadata.namespace]).toEqual([200, 'cluster-a', undefined]);
+    }
+    expect((await call('GET', `${about}/v1beta1/namespaces/default/clusterproperties/cluster.clusterset.k8s.io`)).status).toBe(404);
+    expect((await call('PATCH', `${about}/v1alpha1/clusterproperties/cluster.clusterset.k8s.io/status`, { status: {} }, 'application/merge-patch+json')).status).toBe(404);
+    expect((await call('PATCH', `${about}/v1beta1/clusterproperties/cluster.clusterset.k8s.io/status`, { status: {} }, 'application/merge-patch+json')).status).toBe(200);
+  });
+
   it('labelSelector: lists and watches only matching objects; a relabelled object is ADDED or DELETED for the watch; a bad selector is 400', async () => {
     const PROFILES = '/apis/multicluster.x-k8s.io/v1alpha1/namespaces/fleet/clusterprofiles';
     const profile = (name: string, labels: Record<string, string>) => ({ metadata: { name, namespace: 'fleet', labels }, spec: { clusterManager: { name: 'm' } } });
