@@ -37,6 +37,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'check':
     case 'run':
     case 'export-controller':
+    case 'export-agent':
       break;
   }
   let config: RouterConfig;
@@ -60,16 +61,20 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`mcip-router: cannot start: ${FLEET_NO_EXPORT}\n`);
     return 2;
   }
-  return serve(config, createLogger(level), cmd.type === 'export-controller');
+  if (cmd.type === 'export-agent' && !config.exportAgent) {
+    process.stderr.write('mcip-router: cannot start: --export-agent needs an exportAgent block in the config (its hub and record settings)\n');
+    return 2;
+  }
+  return serve(config, createLogger(level), cmd.type === 'run' ? undefined : cmd.type);
 }
 
-async function start(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<{ shutdown(): Promise<void> }> {
-  if (!exportOnly) return startRouter(config, { logger });
+async function start(config: RouterConfig, logger: ReturnType<typeof createLogger>, role: 'export-controller' | 'export-agent' | undefined): Promise<{ shutdown(): Promise<void> }> {
+  if (role === undefined) return startRouter(config, { logger });
   const { serveExportController } = await import('./controller/export-serve.js');
-  return serveExportController(config, logger);
+  return serveExportController(config, logger, true, role === 'export-agent' ? 'agent' : 'controller');
 }
 
-async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<number> {
+async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>, role: 'export-controller' | 'export-agent' | undefined): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
   // A thrown exception nobody caught is a bug: state may be inconsistent, so log it and exit for a restart.
   process.on('uncaughtException', (err) => {
@@ -78,7 +83,7 @@ async function serve(config: RouterConfig, logger: ReturnType<typeof createLogge
   });
   let router;
   try {
-    router = await start(config, logger, exportOnly);
+    router = await start(config, logger, role);
   } catch (err) {
     if (err instanceof StartupError) {
       logger.fatal({ errors: err.errors }, 'cannot start: invalid or unreadable objects');

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { routerConfigSchema } from '../../src/config/schema.js';
+import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
 import type { ExportAgentHandle } from '../../src/controller/export-agent.js';
 import { startExportAgentFromConfig } from '../../src/controller/export-agent-runtime.js';
 import { EXPORT_ANNOTATION } from '../../src/model/types.js';
@@ -89,8 +89,15 @@ export class PushPullEnv {
   }
 
   async agent(member: string, identity = `${member}-agent-1`, overrides: Record<string, unknown> = {}): Promise<ExportAgentHandle> {
+    const h = await startExportAgentFromConfig(this.config(member, identity, overrides), { logger: silent });
+    this.agents.push(h);
+    return h;
+  }
+
+  /** The config of member's agent: its own kubeconfig, its hub kubeconfig (its hub ServiceAccount's token), short timings. */
+  config(member: string, identity = `${member}-agent-1`, overrides: Record<string, unknown> = {}): RouterConfig {
     const f = this.files.get(member)!;
-    const config = routerConfigSchema.parse({
+    return routerConfigSchema.parse({
       clusterName: member,
       gateways: [{ namespace: 'default', name: 'gw' }],
       clusters: [{ name: member, kubernetes: { kubeconfig: f.member, requestTimeoutMs: 500 } }],
@@ -104,9 +111,6 @@ export class PushPullEnv {
         ...overrides,
       },
     });
-    const h = await startExportAgentFromConfig(config, { logger: silent });
-    this.agents.push(h);
-    return h;
   }
 
   exportPool(member: string, name: string, namespace = 'default'): void {
@@ -131,10 +135,6 @@ export class PushPullEnv {
     const p = this.server(member).get('inferencepools', namespace, name);
     const parents = (p?.status as { parents?: { controllerName?: string; conditions: { type: string; status: string; reason: string; message: string }[] }[] } | undefined)?.parents ?? [];
     return parents.find((x) => x.controllerName === AGENT)?.conditions.find((c) => c.type === 'Exported');
-  }
-
-  async stopAgent(h: ExportAgentHandle): Promise<void> {
-    await h.stop();
   }
 
   async close(): Promise<void> {

@@ -4,10 +4,11 @@
  * with its own agent. No component holds another cluster's credentials.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
+import { silent, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
 import { hubToken, PushPullEnv, rbacAuthorizer, verbOf } from './export-agent-fixtures.js';
 import { rbacGrants, rbacRequests } from './export-fixtures.js';
 import { readFileSync } from 'node:fs';
+import { serveExportController } from '../../src/controller/export-serve.js';
 
 const MEMBERS = ['cluster-a', 'cluster-b', 'cluster-c'];
 let env: PushPullEnv;
@@ -111,6 +112,23 @@ describe('export agent (push/pull)', () => {
     for (const n of ['forged', 'elsewhere', 'future']) expect(MEMBERS.map((m) => env.server(m).get('inferencepoolimports', 'default', n))).toEqual([undefined, undefined, undefined]);
     // Neither the forged cluster-a nor cluster-z or cluster-y became a member: own first, then the genuine ones.
     expect(b!.debug().members.map((m) => m.name)).toEqual(['cluster-b', 'cluster-a', 'cluster-c']);
+  });
+
+  it('mcip-router --export-agent serves it with /metrics and /debug/exports (the hub, its record namespace, refused records)', async () => {
+    await Promise.all(['cluster-a', 'cluster-c'].map((m) => env.agent(m)));
+    const server = await serveExportController(env.config('cluster-b'), silent, false, 'agent');
+    try {
+      env.exportPool('cluster-a', 'llm');
+      await waitFor(importedEverywhere('llm', ['cluster-a']), 10_000, 'imported by the served agent too');
+      const admin = server.adminAddress;
+      const metrics = await (await fetch(`http://${admin}/metrics`)).text();
+      expect(metrics).toMatch(/^mcip_export_leader 1$/m);
+      expect(metrics).toMatch(/^mcip_export_member_reachable\{member="cluster-a"\} 1$/m);
+      const debug = (await (await fetch(`http://${admin}/debug/exports`)).json()) as { controllerName: string; recordNamespace: string; hub: { records: number; state: string } };
+      expect(debug).toMatchObject({ controllerName: 'mcip-router.dev/export-agent', recordNamespace: 'mcip-member-cluster-b', hub: { state: 'synced', records: 3 } });
+    } finally {
+      await server.shutdown();
+    }
   });
 
   it('two agent replicas in a member: one writes; when it stops the other takes over', async () => {
