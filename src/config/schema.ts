@@ -277,7 +277,8 @@ export const routerConfigSchema = z
       if (typeof debug === 'string' && cfg.admin?.exposeDebug !== true && !isLoopbackListen(debug)) {
         ctx.addIssue({ code: 'custom', path: ['listen', 'debug'], message: `"${debug}" is not a loopback address; /debug/* is unauthenticated: set admin.exposeDebug: true to serve it there` });
       }
-      if (Array.isArray(cfg.gateways) && cfg.gateways.length === 0 && !(cfg.endpointPicker?.ports?.length > 0)) {
+      // The export agent (push/pull) serves no Gateway; its config may leave gateways empty.
+      if (Array.isArray(cfg.gateways) && cfg.gateways.length === 0 && !(cfg.endpointPicker?.ports?.length > 0) && cfg.exportAgent === undefined) {
         ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'list at least one Gateway to serve, or set endpointPicker.ports (the Endpoint Picker role)' });
       }
       const collision = cfg.endpointPicker === undefined ? undefined : pickerPortCollision(cfg.endpointPicker, cfg.listen?.extProc);

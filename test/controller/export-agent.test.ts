@@ -8,6 +8,8 @@ import { silent, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
 import { hubToken, PushPullEnv, rbacAuthorizer, verbOf } from './export-agent-fixtures.js';
 import { rbacGrants, rbacRequests } from './export-fixtures.js';
 import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { routerConfigSchema } from '../../src/config/schema.js';
 import { serveExportController } from '../../src/controller/export-serve.js';
 
 const MEMBERS = ['cluster-a', 'cluster-b', 'cluster-c'];
@@ -23,6 +25,16 @@ const startAll = () => Promise.all(MEMBERS.map((m) => env.agent(m)));
 const importedEverywhere = (name: string, clusters: string[]) => () => MEMBERS.every((m) => env.importedFrom(m, name)?.join(',') === clusters.join(','));
 
 describe('export agent (push/pull)', () => {
+  it('the agent config in docs/kubernetes.md is valid as written, with the documented defaults', () => {
+    const doc = readFileSync('docs/kubernetes.md', 'utf8');
+    const block = /# \/etc\/mcip\/agent.yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(block).toBeDefined();
+    const cfg = routerConfigSchema.parse(parse(block!));
+    expect(cfg.exportAgent).toMatchObject({ namespacePrefix: 'mcip-member-', name: 'mcip-router.dev/export-agent', heartbeatMs: 10_000, staleAfterMs: 45_000, withdrawalGraceMs: 30_000, resyncMs: 60_000 });
+    expect(cfg.exportAgent?.leaderElection.leaseName).toBe('mcip-router-export-agent');
+    expect(() => routerConfigSchema.parse({ ...parse(block!), exportAgent: { heartbeatMs: 5000, staleAfterMs: 4000 } })).toThrow(/staleAfterMs must be greater than heartbeatMs/);
+  });
+
   it('an export in cluster-a becomes an import in every member, through records on the hub; Exported True once all hold it', async () => {
     await startAll();
     env.exportPool('cluster-a', 'llm');
