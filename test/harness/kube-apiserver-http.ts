@@ -118,7 +118,9 @@ export async function handleRequest(s: ApiState, req: IncomingMessage, res: Serv
   const { def, namespace, name, subresource } = t;
   const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
   if (s.forbidden.has(def.plural) || (s.authorize !== undefined && !s.authorize(bearer, record))) {
-    const verb = watch ? 'watch' : name === undefined && req.method === 'GET' ? 'list' : (req.method ?? 'GET').toLowerCase();
+    // RBAC verbs, as kube-apiserver names them in the message.
+    const verbs: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+    const verb = watch ? 'watch' : name === undefined && req.method === 'GET' ? 'list' : (verbs[req.method ?? 'GET'] ?? (req.method ?? '').toLowerCase());
     const who = s.authorize !== undefined ? `User "${bearer}"` : 'User "system:serviceaccount:mcip:router"';
     const scope = namespace !== undefined ? ` in the namespace "${namespace}"` : ' at the cluster scope';
     throw new ApiError(403, 'Forbidden', `${def.plural}.${def.group} is forbidden: ${who} cannot ${verb} resource "${def.plural}"${scope}`);
