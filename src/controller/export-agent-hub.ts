@@ -179,19 +179,18 @@ export function createRecordClient(kc: KubeConfig): RecordClient {
 }
 
 /**
- * Publishes `spec` unless the hub holds the same content renewed less than
- * heartbeatMs ago (by our last write). Returns what it did.
+ * Publishes `spec` when its content differs from what we last wrote, or when the
+ * heartbeat asks for a renewal (`renew`). Returns what it did.
  */
 export async function publishRecord(
   client: RecordClient,
   namespace: string,
   name: string,
   spec: RecordSpec,
-  last: { spec: RecordSpec; at: number } | undefined,
-  now: number,
-  heartbeatMs: number,
+  last: RecordSpec | undefined,
+  renew: boolean,
 ): Promise<'unchanged' | 'written'> {
-  if (last && sameRecordContent(last.spec, spec) && now - last.at < heartbeatMs) return 'unchanged';
+  if (last && sameRecordContent(last, spec) && !renew) return 'unchanged';
   const live = await client.get(namespace, name);
   if (!live) await client.create(namespace, name, spec);
   else await client.replace(namespace, name, live.metadata?.resourceVersion, spec);

@@ -66,7 +66,9 @@ export async function startExportAgent(o: ExportAgentOptions): Promise<ExportAge
   let starting = true;
   let client: ExportClient | undefined;
   let withdrawnSince: ReadonlyMap<string, number> = new Map();
-  let published: { spec: RecordSpec; at: number } | undefined;
+  let published: RecordSpec | undefined;
+  /** Set by the heartbeat: the next pass rewrites the record even unchanged. */
+  let renewDue = true;
   let stopped = false;
   let deadlineTimer: NodeJS.Timeout | undefined;
   const missingNamespaces = new Set<string>();
@@ -136,8 +138,11 @@ export async function startExportAgent(o: ExportAgentOptions): Promise<ExportAge
     // What we publish of our imports is what the cluster shows now (our writes included on the next pass).
     const spec = buildRecordSpec(cluster, settings.name, plan, own(v).imports, rfc3339(new Date(now())));
     try {
-      const outcome = await publishRecord(o.records, namespace, cluster, spec, published, now(), settings.heartbeatMs);
-      if (outcome === 'written') published = { spec, at: now() };
+      const outcome = await publishRecord(o.records, namespace, cluster, spec, published, renewDue);
+      if (outcome === 'written') {
+        published = spec;
+        renewDue = false;
+      }
       record.memberError('hub', undefined);
     } catch (err) {
       published = undefined;
@@ -159,7 +164,10 @@ export async function startExportAgent(o: ExportAgentOptions): Promise<ExportAge
     onError: (err) => log.error({ err }, 'export agent pass failed'),
   });
   // The heartbeat: a pass every heartbeatMs renews the record and notices members gone quiet.
-  const heartbeat = setInterval(() => loop.trigger(), settings.heartbeatMs);
+  const heartbeat = setInterval(() => {
+    renewDue = true;
+    loop.trigger();
+  }, settings.heartbeatMs);
   heartbeat.unref();
 
   const hubStarted = hub.start(() => loop.trigger()).then(() => loop.trigger());
