@@ -33,6 +33,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'check':
     case 'run':
     case 'export-controller':
+    case 'export-agent':
       break;
   }
   let config: RouterConfig;
@@ -52,17 +53,22 @@ export async function main(argv: readonly string[]): Promise<number> {
     (result.code === CHECK_LOAD_ERRORS ? process.stderr : process.stdout).write(result.output);
     return result.code;
   }
-  return serve(config, createLogger(level), cmd.type === 'export-controller');
+  if (cmd.type === 'export-agent' && !config.exportAgent) {
+    process.stderr.write('mcip-router: cannot start: --export-agent needs an exportAgent block in the config (its hub and record settings)\n');
+    return 2;
+  }
+  return serve(config, createLogger(level), cmd.type === 'run' ? undefined : cmd.type);
 }
 
-async function start(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<{ shutdown(): Promise<void> }> {
-  if (!exportOnly) return startRouter(config, { logger });
+async function start(config: RouterConfig, logger: ReturnType<typeof createLogger>, role: 'export-controller' | 'export-agent' | undefined): Promise<{ shutdown(): Promise<void> }> {
+  if (role === undefined) return startRouter(config, { logger });
   const { serveExportController } = await import('./controller/export-serve.js');
+  if (role === 'export-agent') return serveExportController(config, logger, true, 'agent');
   const fleet = config.fleet.clusterProfiles ? (await import('./runtime/fleet-members.js')).exportFleet(config) : undefined;
-  return serveExportController(config, logger, true, fleet);
+  return serveExportController(config, logger, true, 'controller', fleet);
 }
 
-async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>, exportOnly: boolean): Promise<number> {
+async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>, role: 'export-controller' | 'export-agent' | undefined): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
   // A thrown exception nobody caught is a bug: state may be inconsistent, so log it and exit for a restart.
   process.on('uncaughtException', (err) => {
@@ -71,7 +77,7 @@ async function serve(config: RouterConfig, logger: ReturnType<typeof createLogge
   });
   let router;
   try {
-    router = await start(config, logger, exportOnly);
+    router = await start(config, logger, role);
   } catch (err) {
     if (err instanceof StartupError) {
       logger.fatal({ errors: err.errors }, 'cannot start: invalid or unreadable objects');

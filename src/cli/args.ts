@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 
 export const CONFIG_ENV = 'MCIP_ROUTER_CONFIG';
 
-export const USAGE = `Usage: mcip-router --config FILE [--check | --export-controller] [--log-level LEVEL]
+export const USAGE = `Usage: mcip-router --config FILE [--check | --export-controller | --export-agent] [--log-level LEVEL]
 
 Multi-cluster InferencePool router: an Envoy ext_proc server that routes each
 request to a local or remote Endpoint Picker. Two deployment shapes, both from
@@ -31,6 +31,10 @@ Options:
       --export-controller
                         run only the export controller (no ext_proc): creates
                         InferencePoolImports in every member for exported pools
+      --export-agent    run only the member agent of the push/pull topology (no
+                        ext_proc): publishes this cluster's exports on the hub
+                        (exportAgent) and keeps its InferencePoolImports from
+                        every member's record
       --log-level LEVEL override log.level (fatal|error|warn|info|debug|trace|silent)
   -h, --help            show this help
   -v, --version         print the version
@@ -39,7 +43,7 @@ Options:
 export type CliCommand =
   | { readonly type: 'help' }
   | { readonly type: 'version' }
-  | { readonly type: 'run' | 'check' | 'export-controller'; readonly configFile: string; readonly logLevel?: string }
+  | { readonly type: 'run' | 'check' | 'export-controller' | 'export-agent'; readonly configFile: string; readonly logLevel?: string }
   | { readonly type: 'usage-error'; readonly message: string };
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -55,6 +59,7 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
         config: { type: 'string', short: 'c' },
         check: { type: 'boolean' },
         'export-controller': { type: 'boolean' },
+        'export-agent': { type: 'boolean' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -73,7 +78,8 @@ export function parseCli(argv: readonly string[], env: Readonly<Record<string, s
   if (logLevel !== undefined && !LEVELS.has(logLevel)) {
     return { type: 'usage-error', message: `--log-level "${logLevel}" is not one of ${[...LEVELS].join(', ')}` };
   }
-  if (values.check && values['export-controller']) return { type: 'usage-error', message: '--check and --export-controller cannot be combined' };
-  const type = values.check ? 'check' : values['export-controller'] ? 'export-controller' : 'run';
+  const modes = (['check', 'export-controller', 'export-agent'] as const).filter((m) => values[m]);
+  if (modes.length > 1) return { type: 'usage-error', message: `${modes.map((m) => `--${m}`).join(' and ')} cannot be combined` };
+  const type = modes[0] ?? 'run';
   return { type, configFile, ...(logLevel ? { logLevel } : {}) };
 }

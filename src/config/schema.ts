@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { PICK_POLICIES } from './pick-policy.js';
 import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
+import { exportAgentSchema } from './export-agent-schema.js';
 import { exportControllerSchema } from './export-schema.js';
 import { fleetSchema } from './fleet-schema.js';
 import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
@@ -17,6 +18,7 @@ import { endpointPickerSchema, pickerPortCollision } from './endpoint-picker-sch
 import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
+export * from './export-agent-schema.js';
 export * from './export-schema.js';
 export * from './fleet-schema.js';
 export * from './guard-schema.js';
@@ -226,6 +228,8 @@ export const routerConfigSchema = z
     controller: controllerSchema.prefault({}),
     /** Export-controller duties (hub topology): InferencePoolImports in every member for exported pools. */
     exportController: exportControllerSchema.prefault({}),
+    /** The member agent of the push/pull topology (`mcip-router --export-agent`): records on a hub instead of a hub holding member credentials. */
+    exportAgent: exportAgentSchema.optional(),
     /** Passive outlier detection, fed by the data path (EPP connect/stream errors, 503/429 answers). */
     outlier: z
       .strictObject({
@@ -273,7 +277,8 @@ export const routerConfigSchema = z
       if (typeof debug === 'string' && cfg.admin?.exposeDebug !== true && !isLoopbackListen(debug)) {
         ctx.addIssue({ code: 'custom', path: ['listen', 'debug'], message: `"${debug}" is not a loopback address; /debug/* is unauthenticated: set admin.exposeDebug: true to serve it there` });
       }
-      if (Array.isArray(cfg.gateways) && cfg.gateways.length === 0 && !(cfg.endpointPicker?.ports?.length > 0)) {
+      // The export agent (push/pull) serves no Gateway; its config may leave gateways empty.
+      if (Array.isArray(cfg.gateways) && cfg.gateways.length === 0 && !(cfg.endpointPicker?.ports?.length > 0) && cfg.exportAgent === undefined) {
         ctx.addIssue({ code: 'custom', path: ['gateways'], message: 'list at least one Gateway to serve, or set endpointPicker.ports (the Endpoint Picker role)' });
       }
       const collision = cfg.endpointPicker === undefined ? undefined : pickerPortCollision(cfg.endpointPicker, cfg.listen?.extProc);

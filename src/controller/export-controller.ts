@@ -32,7 +32,7 @@ import { keyOf, planExports, type ExportPlan, type MemberView } from './export-p
 import { runMemberSteps } from './export-steps.js';
 import type { ExportClient } from './export-writer.js';
 import { rfc3339 } from './import-status.js';
-import { LeaderElector, type LeaseClient } from './leader-election.js';
+import { electorFor, type LeaseClient } from './leader-election.js';
 import { ReconcileLoop } from './reconcile-loop.js';
 
 /** How the decoder names an invalid InferencePool in FieldError.object ("InferencePool ns/name"). */
@@ -117,19 +117,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
   let stopped = false;
   let deadlineTimer: NodeJS.Timeout | undefined;
 
-  const elector = o.lease
-    ? new LeaderElector({
-        client: o.lease.client,
-        namespace: o.lease.namespace,
-        name: settings.leaderElection.leaseName,
-        identity: o.lease.identity,
-        leaseDurationMs: settings.leaderElection.leaseDurationMs,
-        renewDeadlineMs: settings.leaderElection.renewDeadlineMs,
-        retryPeriodMs: settings.leaderElection.retryPeriodMs,
-        onStartedLeading: () => triggerAll(),
-        logger: log,
-      })
-    : undefined;
+  const elector = o.lease ? electorFor(settings.leaderElection, o.lease, () => triggerAll(), log) : undefined;
   const isLeader = (): boolean => !stopped && (elector ? elector.isLeader() : true);
 
   const views = (): MemberView[] =>

@@ -1,7 +1,9 @@
 /**
- * The export-controller duty (hub topology), as a pure function: from every
- * member's exported InferencePools and InferencePoolImports, what this
- * controller wants in each member.
+ * The export-controller duty, as a pure function: from every member's exported
+ * InferencePools and InferencePoolImports, what this controller wants in each
+ * member. It does not care where the views come from: the hub controller reads
+ * every member's API (hub/spoke); the member agent reads its own cluster and the
+ * other members' export records on the hub (push/pull, export-agent-record.ts).
  *
  * - Exporters of namespace/name = the members whose InferencePool carries
  *   `inference.networking.x-k8s.io/export: ClusterSet` (last known objects of an
@@ -45,11 +47,16 @@ export const EXPORT_REASON = {
   Accepted: 'Accepted',
 } as const;
 
+/** What the planner reads of an InferencePool (a member's own object, or one another member's record names). */
+export type PoolView = Pick<InferencePool, 'metadata' | 'status'>;
+
 /** One member as the controller last saw it. */
 export interface MemberView {
   readonly name: string;
   /** False: these are the last known objects (the member's API is unreachable or not listed yet). */
   readonly reachable: boolean;
+  /** Why it counts as unreachable, as pool statuses name it (default: its API server is unreachable). */
+  readonly unreachableWhy?: string;
   /** False until the member was listed once since start: its exports are then taken from our entries that name it. */
   readonly synced: boolean;
   /**
@@ -57,7 +64,7 @@ export interface MemberView {
    * known yet, so pool statuses that would name it as lagging are left as they are.
    */
   readonly starting: boolean;
-  readonly pools: readonly InferencePool[];
+  readonly pools: readonly PoolView[];
   readonly imports: readonly InferencePoolImport[];
   /** Namespaces an import create was refused in because they do not exist in this member. */
   readonly missingNamespaces: ReadonlySet<string>;
@@ -263,7 +270,7 @@ function lagging(
     const why = m.missingNamespaces.has(namespace)
       ? `namespace ${namespace} does not exist there`
       : !m.reachable
-        ? 'its API server is unreachable'
+        ? (m.unreachableWhy ?? 'its API server is unreachable')
         : imp
           ? 'status not written yet'
           : 'import not created yet';
@@ -272,7 +279,7 @@ function lagging(
   return out;
 }
 
-function poolEntry(me: string, pool: InferencePool, value: string, behind: readonly string[]): PoolParentEntry {
+function poolEntry(me: string, pool: PoolView, value: string, behind: readonly string[]): PoolParentEntry {
   const { namespace, name, generation } = pool.metadata;
   const gen = generation !== undefined ? { observedGeneration: generation } : {};
   const condition: RawCondition =

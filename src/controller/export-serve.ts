@@ -1,7 +1,8 @@
 /**
- * `mcip-router --export-controller`: the export controller on its own (no
- * ext_proc), with the admin server: /healthz, /readyz, /metrics (mcip_export_*)
- * and /debug/exports (placed like the router's /debug/*: loopback or listen.debug).
+ * `mcip-router --export-controller` (hub/spoke) and `--export-agent` (push/pull):
+ * the export controller or the member agent on its own (no ext_proc), with the
+ * admin server: /healthz, /readyz, /metrics (mcip_export_*) and /debug/exports
+ * (placed like the router's /debug/*: loopback or listen.debug).
  */
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { registerBuildInfo } from '../admin/build-info-metric.js';
@@ -9,6 +10,7 @@ import { debugPlacement, json, startAdminServer, type AdminServer } from '../adm
 import { buildInfo } from '../build-info.js';
 import type { RouterConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
+import { startExportAgentFromConfig } from './export-agent-runtime.js';
 import { type ExportFleet, startExportFromConfig } from './export-runtime.js';
 
 export interface ExportServer {
@@ -18,12 +20,14 @@ export interface ExportServer {
   shutdown(): Promise<void>;
 }
 
-/** `fleet`: follows fleet.clusterProfiles (runtime/fleet-members.ts: exportFleet). */
-export async function serveExportController(config: RouterConfig, logger: Logger, processMetrics = true, fleet?: ExportFleet): Promise<ExportServer> {
+/** `role`: the hub/spoke export controller or the push/pull member agent; `fleet`: the controller follows fleet.clusterProfiles (runtime/fleet-members.ts: exportFleet). */
+export async function serveExportController(config: RouterConfig, logger: Logger, processMetrics = true, role: 'controller' | 'agent' = 'controller', fleet?: ExportFleet): Promise<ExportServer> {
   const registry = new Registry();
   if (processMetrics) collectDefaultMetrics({ register: registry });
   registerBuildInfo(registry);
-  const controller = await startExportFromConfig(config, { logger, registry, ...(fleet ? { fleet } : {}) });
+  const controller =
+    role === 'agent' ? await startExportAgentFromConfig(config, { logger, registry }) : await startExportFromConfig(config, { logger, registry, ...(fleet ? { fleet } : {}) });
+  const name = role === 'agent' ? (config.exportAgent?.name ?? '') : config.exportController.name;
   let admin: AdminServer | undefined;
   let debug: AdminServer | undefined;
   try {
@@ -42,7 +46,7 @@ export async function serveExportController(config: RouterConfig, logger: Logger
     await controller.stop();
     throw err;
   }
-  logger.info({ admin: admin.address, controller: config.exportController.name, ...buildInfo() }, 'mcip-router export controller running');
+  logger.info({ admin: admin.address, controller: name, ...buildInfo() }, role === 'agent' ? 'mcip-router export agent running' : 'mcip-router export controller running');
   const server = admin;
   let stopping: Promise<void> | undefined;
   return {
@@ -53,7 +57,7 @@ export async function serveExportController(config: RouterConfig, logger: Logger
         await controller.stop();
         await server.close();
         await debug?.close();
-        logger.info('export controller stopped');
+        logger.info(role === 'agent' ? 'export agent stopped' : 'export controller stopped');
       })()),
   };
 }

@@ -53,6 +53,25 @@ export interface LeaderElectorOptions {
   readonly logger?: Logger;
 }
 
+/** A controller's leaderElection settings (the config's leaderElectionSchema). */
+export interface LeaseSettings {
+  readonly leaseName: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+/** The elector for a controller's settings and Lease (client, namespace, identity). */
+export function electorFor(
+  settings: LeaseSettings,
+  lease: { readonly client: LeaseClient; readonly namespace: string; readonly identity: string },
+  onStartedLeading: () => void,
+  logger: Logger,
+): LeaderElector {
+  const { leaseName: name, leaseDurationMs, renewDeadlineMs, retryPeriodMs } = settings;
+  return new LeaderElector({ ...lease, name, leaseDurationMs, renewDeadlineMs, retryPeriodMs, onStartedLeading, logger });
+}
+
 export class LeaderElector {
   private leading = false;
   private stopped = true;

@@ -204,6 +204,7 @@ const NOT_FROM_CHART: Record<string, string> = {
   admin: '/debug/* stays on loopback (listen.debug): the chart never exposes it',
   credentials: 'the file poll interval: its default suits Secret rotation',
   'clusters[].kubernetes.allowExecPlugins': 'kubeconfig Secrets must be self-contained: the image has no credential plugins',
+  exportAgent: 'the push/pull member agent (mcip-router --export-agent) is its own Deployment with a hub kubeconfig; the chart does not deploy it',
   fleet: 'members from ClusterProfiles run the credential plugins of a provider file, which the image does not ship',
 };
 
@@ -253,8 +254,7 @@ describe('chart files', () => {
     expect(readFileSync(path.join(CHART_DIR, 'files', file), 'utf8')).toBe(readFileSync(path.join(REPO, 'envoy', file), 'utf8'));
   });
 
-  it('crds/inferencepoolimports.yaml is a verbatim copy of deploy/crds/', () => {
-    const file = 'inferencepoolimports.yaml';
+  it.each(['inferencepoolimports.yaml', 'memberexportrecords.yaml'])('crds/%s is a verbatim copy of deploy/crds/', (file) => {
     expect(readFileSync(path.join(CHART_DIR, 'crds', file), 'utf8')).toBe(readFileSync(path.join(REPO, 'deploy/crds', file), 'utf8'));
   });
 

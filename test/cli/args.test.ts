@@ -13,6 +13,13 @@ describe('parseCli', () => {
     expect(parseCli(['--export-controller', '--check', '-c', 'r.yaml'], {})).toMatchObject({ type: 'usage-error', message: expect.stringContaining('--export-controller') });
   });
 
+  it('--export-agent runs only the push/pull member agent; it combines with neither --check nor --export-controller', () => {
+    expect(parseCli(['--export-agent', '-c', 'r.yaml'], {})).toEqual({ type: 'export-agent', configFile: 'r.yaml' });
+    expect(parseCli(['--export-agent', '--export-controller', '-c', 'r.yaml'], {})).toMatchObject({ type: 'usage-error', message: '--export-controller and --export-agent cannot be combined' });
+    expect(parseCli(['--export-agent', '--check', '-c', 'r.yaml'], {})).toMatchObject({ type: 'usage-error', message: expect.stringContaining('--export-agent') });
+    expect(USAGE).toContain('--export-agent');
+  });
+
   it('falls back to the config env var, and the flag wins over it', () => {
     expect(parseCli([], { [CONFIG_ENV]: '/etc/mcip/router.yaml' })).toEqual({ type: 'run', configFile: '/etc/mcip/router.yaml' });
     expect(parseCli(['--config', 'flag.yaml'], { [CONFIG_ENV]: 'env.yaml' })).toMatchObject({ configFile: 'flag.yaml' });

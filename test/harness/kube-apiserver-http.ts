@@ -43,6 +43,8 @@ export interface ApiState {
   readonly watchLagMs: () => number;
   readonly uninstalled: ReadonlySet<string>;
   readonly forbidden: ReadonlySet<string>;
+  /** RBAC: whether the bearer token may make this request (absent: everything allowed). */
+  readonly authorize?: (token: string, r: RequestRecord) => boolean;
   runHooks(ctx: WriteContext): Promise<void>;
   /** True when this request is to be read and never answered (the connection stays open). */
   hangs(r: RequestRecord): boolean;
@@ -114,10 +116,14 @@ export async function handleRequest(s: ApiState, req: IncomingMessage, res: Serv
   }
   if (s.token !== undefined && req.headers.authorization !== `Bearer ${s.token}`) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
   const { def, namespace, name, subresource } = t;
-  if (s.forbidden.has(def.plural)) {
-    const verb = watch ? 'watch' : name === undefined && req.method === 'GET' ? 'list' : (req.method ?? 'GET').toLowerCase();
-    const who = 'User "system:serviceaccount:mcip:router"';
-    throw new ApiError(403, 'Forbidden', `${def.plural}.${def.group} is forbidden: ${who} cannot ${verb} resource "${def.plural}"`);
+  const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+  if (s.forbidden.has(def.plural) || (s.authorize !== undefined && !s.authorize(bearer, record))) {
+    // RBAC verbs, as kube-apiserver names them in the message.
+    const verbs: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+    const verb = watch ? 'watch' : name === undefined && req.method === 'GET' ? 'list' : (verbs[req.method ?? 'GET'] ?? (req.method ?? '').toLowerCase());
+    const who = s.authorize !== undefined ? `User "${bearer}"` : 'User "system:serviceaccount:mcip:router"';
+    const scope = namespace !== undefined ? ` in the namespace "${namespace}"` : ' at the cluster scope';
+    throw new ApiError(403, 'Forbidden', `${def.plural}.${def.group} is forbidden: ${who} cannot ${verb} resource "${def.plural}"${scope}`);
   }
   const body = req.method === 'GET' || req.method === 'DELETE' ? undefined : await readJson(req);
   if (name === undefined) {

@@ -33,6 +33,8 @@ export const RESOURCES: readonly ResourceDef[] = [
   { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gatewayclasses', kind: 'GatewayClass', namespaced: false, status: true },
   { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true, status: true },
   { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true, status: false },
+  // The push/pull record (deploy/crds/memberexportrecords.yaml): no status subresource.
+  { group: 'mcip-router.dev', version: 'v1alpha1', plural: 'memberexportrecords', kind: 'MemberExportRecord', namespaced: true, status: false },
   // One resource served in two versions (same objects, like a CRD with two served versions).
   { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'clusterprofiles', kind: 'ClusterProfile', namespaced: true, status: true },
   { group: 'multicluster.x-k8s.io', version: 'v1alpha2', plural: 'clusterprofiles', kind: 'ClusterProfile', namespaced: true, status: true },

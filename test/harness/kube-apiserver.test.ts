@@ -127,6 +127,22 @@ describe('KubeApiServer', () => {
     expect((await call('GET', `${POOLS}/missing`)).status).toBe(404);
   });
 
+  it('authorize: RBAC by bearer token; a denied request is 403 naming the user, verb and namespace, nothing stored', async () => {
+    server.authorize((token, r) => token === 'writer' && r.namespace === 'mcip-member-a');
+    const records = (ns: string) => `/apis/mcip-router.dev/v1alpha1/namespaces/${ns}/memberexportrecords`;
+    const as = (token: string, method: string, path: string, body?: unknown) =>
+      fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const rec = (ns: string) => ({ apiVersion: 'mcip-router.dev/v1alpha1', kind: 'MemberExportRecord', metadata: { name: 'a', namespace: ns }, spec: {} });
+    expect((await as('writer', 'POST', records('mcip-member-a'), rec('mcip-member-a'))).status).toBe(201);
+    const denied = await as('writer', 'POST', records('mcip-member-b'), rec('mcip-member-b'));
+    expect(denied.status).toBe(403);
+    expect(((await denied.json()) as { message: string }).message).toBe('memberexportrecords.mcip-router.dev is forbidden: User "writer" cannot create resource "memberexportrecords" in the namespace "mcip-member-b"');
+    expect(server.get('memberexportrecords', 'mcip-member-b', 'a')).toBeUndefined();
+    expect((await as('other', 'GET', records('mcip-member-a'))).status).toBe(403);
+    server.authorize(undefined);
+    expect((await as('other', 'GET', records('mcip-member-a'))).status).toBe(200);
+  });
+
   it('leases: create, read, conflicting replace', async () => {
     const path = '/apis/coordination.k8s.io/v1/namespaces/mcip/leases';
     const created = await call('POST', path, { metadata: { name: 'l' }, spec: { holderIdentity: 'a' } });

@@ -50,6 +50,7 @@ export class KubeApiServer {
   goneMode: 'event' | 'http';
   private watchLagMs = 0;
   private token: string | undefined;
+  private authorizer: ((token: string, r: RequestRecord) => boolean) | undefined;
   private readonly tls: KubeApiServerOptions['tls'];
 
   constructor(options: KubeApiServerOptions = {}) {
@@ -146,6 +147,14 @@ export class KubeApiServer {
 
   install(plural: string): void {
     this.uninstalled.delete(plural);
+  }
+
+  /**
+   * RBAC: from now on a request is answered 403 unless `allowed(token, request)` (the bearer
+   * token names the user); undefined lifts it. Open watches keep running, as on a real server.
+   */
+  authorize(allowed: ((token: string, r: RequestRecord) => boolean) | undefined): void {
+    this.authorizer = allowed;
   }
 
   /** Every request for the resource gets 403 until allow(). Open watches end. */
@@ -266,6 +275,7 @@ export class KubeApiServer {
       watchLagMs: () => this.watchLagMs,
       uninstalled: this.uninstalled,
       forbidden: this.forbidden,
+      ...(this.authorizer ? { authorize: this.authorizer } : {}),
       runHooks: async (ctx) => {
         for (const h of [...this.writeHooks]) await h(ctx);
       },
