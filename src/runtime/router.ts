@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import { registerBuildInfo } from '../admin/build-info-metric.js';
 import { buildInfo } from '../build-info.js';
 import { RouterMetrics } from '../admin/metrics.js';
-import { debugPlacement, json, startAdminServer, type AdminHandler, type AdminServer } from '../admin/server.js';
+import { debugPlacement, startAdminServer, type AdminServer } from '../admin/server.js';
 import { CredentialFiles } from '../credentials/credential-files.js';
 import { securityPosture } from '../credentials/posture.js';
 import { EppClientPool } from '../transport/epp-client.js';
@@ -20,12 +20,11 @@ import { MemberAnswerRules } from '../config/answer-rules.js';
 import { createExtProcServer } from '../extproc/server.js';
 import { createRelayServer, type RelayServer } from '../relay/relay-server.js';
 import type { RandomSource } from '../picker/types.js';
-import { explainPickQuery } from '../picker/explain.js';
 import { SignalStore } from '../signals/index.js';
-import { snapshotToJson } from '../snapshot/describe.js';
 import type { EppTarget } from '../snapshot/types.js';
 import { startTracing } from '../telemetry/tracing.js';
 import { SnapshotStore } from './snapshot-store.js';
+import { routerDebugRoutes } from './debug-routes.js';
 import type { FleetMembers } from './fleet-members.js';
 import { StartupError, startSources } from './load-sources.js';
 import { relayAnswering, startPickerListeners, type PickerListeners } from './picker-listeners.js';
@@ -230,38 +229,17 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
       relayAddress = await relay.bind(config.listen.relay);
       relay.setServing(true);
     }
-    const debugRoutes: Record<string, AdminHandler> = {
-      '/debug/build': () => json(200, buildInfo()),
-      '/debug/pick': (url) => {
-        const r = explainPickQuery(store.snapshot(), url.searchParams, signals.view(), config.picker);
-        return json(r.status, r.body);
-      },
-      '/debug/signals': () => {
-        const view = signals.view();
-        return json(200, { at: new Date(view.at).toISOString(), candidates: Object.fromEntries(view.candidates), targets: signals.targets(), warnings: signals.warnings() });
-      },
-      '/debug/sources': () =>
-        json(200, {
-          clusters: store.snapshot()?.clusters ?? [],
-          rejected: Object.fromEntries(store.sourceErrors()),
-          kubernetes: Object.fromEntries(kubernetesSources.map((s) => [s.cluster, s.resources()])),
-          importController: controller ? { leader: controller.isLeader(), writes: controller.counts() } : { enabled: false },
-          gatewayStatus: gatewayStatus && controller
-            ? { leader: controller.isLeader(), controllerName: config.controller.gatewayStatus.controllerName, writes: gatewayStatus.counts() }
-            : { enabled: false },
-          security: posture.members,
-          fleet: fleet ? fleet.debug() : { enabled: false },
-        }),
-      '/debug/exports': () => (exporter ? json(200, exporter.debug()) : json(404, { error: 'the export controller is not enabled (exportController.enabled)' })),
-      '/debug/routes': () => {
-        const snapshot = store.snapshot();
-        if (!snapshot) return json(503, { error: 'no routing snapshot yet' });
-        return json(200, {
-          ...snapshotToJson(snapshot),
-          sourceErrors: Object.fromEntries(store.sourceErrors()),
-        });
-      },
-    };
+    const debugRoutes = routerDebugRoutes({
+      config,
+      store,
+      signals,
+      kubernetesSources,
+      posture,
+      ...(controller ? { controller } : {}),
+      ...(gatewayStatus ? { gatewayStatus } : {}),
+      ...(exporter ? { exporter } : {}),
+      ...(fleet ? { fleet } : {}),
+    });
     const placement = debugPlacement(config.listen, config.admin.exposeDebug);
     const adminDeps = {
       registry: metrics.registry,
