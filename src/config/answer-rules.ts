@@ -27,11 +27,14 @@ export function parseIpPort(endpoint: string): { ip: string; family: 'ipv4' | 'i
   const port = Number(m[3]);
   if (port < 1 || port > 65535) return undefined;
   if (m[1] !== undefined) return isIPv4(m[1]) ? { ip: m[1], family: 'ipv4' } : undefined;
-  const v6 = m[2]!;
-  if (!isIPv6(v6)) return undefined;
-  // An IPv4-mapped address reaches the IPv4 host: judge it as one.
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(v6);
-  return mapped && isIPv4(mapped[1]!) ? { ip: mapped[1]!, family: 'ipv4' } : { ip: v6, family: 'ipv6' };
+  return isIPv6(m[2]!) ? ipFamily(m[2]!) : undefined;
+}
+
+/** An IP address and its family; an IPv4-mapped IPv6 address reaches the IPv4 host, so it is judged as one. */
+export function ipFamily(ip: string): { ip: string; family: 'ipv4' | 'ipv6' } {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
+  if (mapped && isIPv4(mapped[1]!)) return { ip: mapped[1]!, family: 'ipv4' };
+  return { ip, family: isIPv4(ip) ? 'ipv4' : 'ipv6' };
 }
 
 /** How many verdicts a member's rules remember (destinations are its pods: few, and seen on every request). */

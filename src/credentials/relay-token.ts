@@ -23,8 +23,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** The request header carrying the token from the gateway to the relay. */
-export const RELAY_TOKEN_HEADER = 'x-mcip-relay-token';
+/** The request header carrying the token from the gateway to the relay (named once, in protocol/constants.ts). */
+export { RELAY_TOKEN_HEADER } from '../protocol/constants.js';
 
 export type RelayTargetKind = 'endpoint' | 'parent';
 

@@ -10,8 +10,8 @@
  * never cooled down.
  */
 import { constants as h2, type Http2SecureServer, type Http2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2';
-import { isIPv4, isIPv6, type Socket } from 'node:net';
-import { blockListOf } from '../config/answer-rules.js';
+import { isIP, type Socket } from 'node:net';
+import { blockListOf, ipFamily } from '../config/answer-rules.js';
 import { AddressBuckets, ConnectionGuard, CutCooldown, type PeerCutReason, type PeerLimits } from './peer-guard.js';
 
 export type OnPeerCut = (reason: PeerCutReason, remote: string) => void;
@@ -74,10 +74,9 @@ export function trustedPeer(cidrs: readonly string[]): (address: string | undefi
   const list = blockListOf(cidrs);
   return (address) => {
     if (address === undefined || address === 'unknown') return true;
-    const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-    const ip = mapped ? mapped[1]! : address;
-    if (isIPv4(ip)) return list.check(ip, 'ipv4');
-    return isIPv6(ip) && list.check(ip, 'ipv6');
+    if (!isIP(address)) return false;
+    const { ip, family } = ipFamily(address);
+    return list.check(ip, family);
   };
 }
 
