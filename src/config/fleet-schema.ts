@@ -48,6 +48,11 @@ export const fleetMemberSchema = z.strictObject({
   parentProbe: parentProbeSchema.prefault({}),
   /** Namespaces read in each member; empty = all namespaces. */
   namespaces: k.namespaces,
+  /**
+   * Members connected at once: a member's first list (and its first credential plugin run)
+   * waits for a free slot, and the next member starts as soon as one ends, synced or not.
+   */
+  startConcurrency: z.number().int().min(1).max(1000).default(8),
   qps: k.qps,
   burst: k.burst,
   requestTimeoutMs: k.requestTimeoutMs,

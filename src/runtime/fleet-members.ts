@@ -29,6 +29,7 @@ import { KubernetesSource, REMOTE_KINDS, loadKubeConfig } from '../sources/kuber
 import type { ObjectKind } from '../model/types.js';
 import type { ClusterState, SourceError, SourceListener } from '../sources/types.js';
 import { toSourceError } from './load-sources.js';
+import { StartSlots } from './start-slots.js';
 
 /**
  * A member from a profile as routing sees it: the members template of fleet.clusterProfiles.
@@ -107,6 +108,7 @@ export class FleetMembers {
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly cp: ClusterProfilesConfig;
+  private readonly slots: StartSlots;
 
   constructor(
     private readonly config: RouterConfig,
@@ -117,6 +119,7 @@ export class FleetMembers {
     const cp = config.fleet.clusterProfiles;
     if (!cp) throw new Error('fleet.clusterProfiles is not configured');
     this.cp = cp;
+    this.slots = new StartSlots(cp.members.startConcurrency);
   }
 
   /** Reads the provider file (a bad one rejects: the operator's input), lists the hub and starts the members it names. */
@@ -237,7 +240,8 @@ export class FleetMembers {
         if (this.running.get(cluster) === entry) this.listener.onError(e);
       },
     };
-    const started = source.start(forward).catch((err: unknown) => {
+    // A member removed (or the fleet stopped) while it waited for its slot never starts.
+    const started = this.slots.run(() => (this.running.get(cluster) === entry && !this.stopped ? source.start(forward) : Promise.resolve())).catch((err: unknown) => {
       if (this.running.get(cluster) === entry) this.listener.onError(toSourceError(cluster, err));
     });
     this.listener.onSource?.(cluster, source, started);

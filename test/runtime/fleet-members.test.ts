@@ -154,6 +154,29 @@ describe('FleetMembers', () => {
     expect(f.debug().members[0]?.credential?.runs).toBeGreaterThanOrEqual(2);
   });
 
+  it('connects at most members.startConcurrency members at once; the next starts as a slot frees', async () => {
+    const names = ['m-1', 'm-2', 'm-3', 'm-4', 'm-5'];
+    for (const n of names) {
+      await member(n);
+      hub.create('clusterprofiles', profileFor(n));
+    }
+    // Every member's lists go unanswered until the router gives up on them (requestTimeoutMs): a slot stays taken that long.
+    const unhang = names.map((n) => members.get(n)!.hang((r) => r.method === 'GET' && !r.watch));
+    const touched = (): string[] => names.filter((n) => members.get(n)!.requests.length > 0);
+    const starting = startFleet({ members: { startConcurrency: 2, requestTimeoutMs: 3_000 } });
+    await eventually(() => expect(touched()).toHaveLength(2), 5_000);
+    // No event marks "still waiting": a fixed look well inside the first two members' request timeout.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(touched()).toHaveLength(2);
+    const f = fleet!;
+    const runs = (n: string): number | undefined => f.debug().members.find((m) => m.cluster === n)?.credential?.runs;
+    expect(names.filter((n) => !touched().includes(n)).map(runs)).toEqual([0, 0, 0]);
+    for (const u of unhang) u();
+    await starting;
+    await eventually(() => expect(names.map((n) => rec.pools(n))).toEqual(names.map((n) => [`${n}-pool`])), 10_000);
+    expect(names.map(runs)).toEqual([1, 1, 1, 1, 1]);
+  });
+
   it('reads ClusterProfiles in the configured version', async () => {
     await member('cluster-a');
     hub.create('clusterprofiles', profileFor('cluster-a'));
