@@ -111,11 +111,14 @@ describe(GUIDE, () => {
   });
 
   it('runs cp-creds for a profile as cluster-proxy writes it, with the request cp-creds accepts', () => {
-    // cluster-proxy: server https://cluster-proxy-addon-user.<its namespace>:9092/<profile name>, the
-    // clusterName in the client.authentication.k8s.io/exec extension; the guide quotes that server.
-    const userServer = /`(https:\/\/cluster-proxy-addon-user\.[a-z-]+:9092)\/<cluster>`/.exec(text)![1]!;
+    // cluster-proxy writes server https://cluster-proxy-addon-user.<namespace it runs in>:9092/<profile name>
+    // and the clusterName in the client.authentication.k8s.io/exec extension; the guide quotes that
+    // server, for the namespace its helm command installs cluster-proxy into.
+    const userServer = /`(https:\/\/cluster-proxy-addon-user\.([a-z-]+):9092)\/<cluster>`/.exec(text)!;
+    const proxyInstall = commands.find((c) => c.startsWith('helm upgrade --install cluster-proxy '))!;
+    expect(/ -n (\S+) /.exec(proxyInstall)![1]).toBe(userServer[2]);
     const profiles = ['cluster1', 'cluster2'].map((c) =>
-      decodeClusterProfile(clusterProfile(c, { namespace: 'mcip-system', provider: 'open-cluster-management', server: `${userServer}/${c}` }) as Record<string, unknown>),
+      decodeClusterProfile(clusterProfile(c, { namespace: 'mcip-system', provider: 'open-cluster-management', server: `${userServer[1]}/${c}` }) as Record<string, unknown>),
     );
     // One user server for every member: its per-cluster paths are distinct API servers, not a double claim.
     expect([...planMembers(profiles, new Set()).members.keys()]).toEqual(['cluster1', 'cluster2']);
@@ -125,7 +128,7 @@ describe(GUIDE, () => {
     if (!plan.ok) throw new Error(plan.message);
     // cp-creds (cluster-inventory-api's credentialplugin) reads only a v1 request with spec.cluster.server and config.clusterName.
     const request = JSON.parse(plan.call.execInfo) as { apiVersion: string; kind: string; spec: { cluster: { server: string; config: { clusterName: string } } } };
-    expect([request.apiVersion, request.kind, request.spec.cluster.server, request.spec.cluster.config.clusterName]).toEqual(['client.authentication.k8s.io/v1', 'ExecCredential', `${userServer}/cluster1`, 'cluster1']);
+    expect([request.apiVersion, request.kind, request.spec.cluster.server, request.spec.cluster.config.clusterName]).toEqual(['client.authentication.k8s.io/v1', 'ExecCredential', `${userServer[1]}/cluster1`, 'cluster1']);
     // It then reads the Secret <clusterName>-<managed service account>: the name the guide gives.
     const msa = plan.call.args.find((a) => a.startsWith('--managed-serviceaccount='))!.split('=')[1];
     expect(text).toContain(`\`cluster1-${msa}\``);
