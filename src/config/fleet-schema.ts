@@ -66,7 +66,7 @@ export const clusterProfilesSchema = z
   hub: kubernetesSourceSchema.prefault({}),
   /** The hub namespace whose ClusterProfiles are the members (e.g. fleet-system, or an OCM bound namespace). */
   namespace: objectName,
-  /** Only profiles matching this label selector (e.g. x-k8s.io/cluster-manager=fleet-manager); empty: all. */
+  /** Only profiles matching this label selector (e.g. x-k8s.io/cluster-manager=KubeFleet or =open-cluster-management, as the fleet manager labels them); empty: all. */
   labelSelector: z.string().max(1024).default(''),
   /** ClusterProfile version served by the hub (group multicluster.x-k8s.io). */
   apiVersion: z
