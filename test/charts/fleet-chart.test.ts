@@ -9,9 +9,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { clusterProfilesSchema, kubernetesSourceSchema } from '../../src/config/schema.js';
 import { loadProviderFile } from '../../src/credentials/provider-file.js';
 import { CHART_DIR, defaultValues, find, mergeValues, readYaml, renderChart, type K8sObject, type Obj, type Rendered } from './render-chart.js';
-import { routerConfig } from './router-config.js';
+import { routerConfig, routerConfigText } from './router-config.js';
 import { FLEET_VALUES, OCM_PROVIDERS } from './sample-values.js';
 
 type Mount = { name: string; mountPath: string };
@@ -138,6 +140,16 @@ describe('chart: fleet.clusterProfiles', () => {
       expect(annotations(after, d)['checksum/fleet-providers']).toBeDefined();
       expect(annotations(after, d)['checksum/fleet-providers']).not.toBe(annotations(before, d)['checksum/fleet-providers']);
     }
+  });
+
+  it('every key of fleet.clusterProfiles and of its hub can be set from values', () => {
+    const hub = { kubeconfigSecret: { name: 'h' }, context: 'c', allowExecPlugins: true, qps: 1, burst: 2, requestTimeoutMs: 1000, watchIdleTimeoutMs: 5000, maxResponseBytes: 8 * 1024 * 1024 };
+    const raw = parse(routerConfigText(renderChart(withFleet({ hub })))) as { fleet: { clusterProfiles: Obj & { hub: Obj } } };
+    const rendered = raw.fleet.clusterProfiles;
+    expect(Object.keys(clusterProfilesSchema.shape).filter((k) => !(k in rendered))).toEqual([]);
+    // namespaces does not apply to a hub; inCluster is what an empty kubeconfigSecret renders.
+    const hubKeys = Object.keys(kubernetesSourceSchema.shape).filter((k) => k !== 'namespaces' && k !== 'inCluster');
+    expect(hubKeys.filter((k) => !(k in rendered.hub))).toEqual([]);
   });
 
   it.each<[string, Obj, RegExp]>([
