@@ -133,6 +133,16 @@ describe('chart: export agent', () => {
     expect(labels['app.kubernetes.io/component']).toBe('export-agent');
   });
 
+  it('NOTES name the hub namespace of its record and how to reach its /debug/exports', () => {
+    const r = renderChart(AGENT_VALUES);
+    const { config } = agentConfig(r);
+    const debugPort = (parseListenAddress(config.listen.debug!) as { port: number }).port;
+    expect(r.notes).toContain(`hub namespace\n${config.exportAgent!.namespacePrefix}${config.clusterName} with the kubeconfig of Secret mcip-hub`);
+    expect(r.notes).toContain(`port-forward deploy/${find(r, 'Deployment', '-export-agent').metadata.name} ${debugPort}`);
+    expect(r.notes).toContain(`localhost:${debugPort}/debug/exports`);
+    expect(renderChart({}).notes).not.toContain('Export agent');
+  });
+
   it('refuses to render without the hub kubeconfig Secret, and values.schema.json rejects it too', () => {
     expect(() => renderChart({ exportAgent: { enabled: true } })).toThrow(/exportAgent\.hub\.kubeconfigSecret\.name is empty/);
     const validate = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true }).compile(readYaml(path.join(CHART_DIR, 'values.schema.json')) as Obj);

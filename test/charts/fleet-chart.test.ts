@@ -142,6 +142,15 @@ describe('chart: fleet.clusterProfiles', () => {
     }
   });
 
+  it('NOTES name the profiles\' namespace and hub, and the --check command on the routers\' config', () => {
+    const r = renderChart(FLEET_VALUES);
+    const router = (find(r, 'Deployment', 'gw-mcip-router').spec as { template: { spec: { containers: { name: string; args: string[] }[] } } }).template.spec.containers.find((c) => c.name === 'router')!;
+    expect(r.notes).toContain('Members from ClusterProfiles: fleet-members on this cluster, plugins of /etc/mcip-fleet/providers.json');
+    expect(r.notes).toContain(`exec deploy/gw-mcip-router -c router -- node dist/src/main.js ${router.args.join(' ')} --check`);
+    expect(renderChart(withFleet({ hub: { kubeconfigSecret: { name: 'fleet-hub' } } })).notes).toContain('on the hub of Secret fleet-hub');
+    expect(renderChart({}).notes).not.toContain('ClusterProfiles');
+  });
+
   it('every key of fleet.clusterProfiles and of its hub can be set from values', () => {
     const hub = { kubeconfigSecret: { name: 'h' }, context: 'c', allowExecPlugins: true, qps: 1, burst: 2, requestTimeoutMs: 1000, watchIdleTimeoutMs: 5000, maxResponseBytes: 8 * 1024 * 1024 };
     const raw = parse(routerConfigText(renderChart(withFleet({ hub })))) as { fleet: { clusterProfiles: Obj & { hub: Obj } } };
