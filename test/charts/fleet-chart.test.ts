@@ -4,15 +4,22 @@
  * it, the provider file as the router loads it, and every path the config names is mounted
  * from the object the values name.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { CHECK_LOAD_ERRORS, runCheck } from '../../src/cli/check.js';
+import { parseConfigText } from '../../src/config/load.js';
 import { clusterProfilesSchema, kubernetesSourceSchema } from '../../src/config/schema.js';
 import { loadProviderFile } from '../../src/credentials/provider-file.js';
 import { CHART_DIR, defaultValues, find, mergeValues, readYaml, renderChart, type K8sObject, type Obj, type Rendered } from './render-chart.js';
+import { rbacAuthorizer } from '../controller/export-agent-fixtures.js';
+import { writeKubeconfig, type RequestRecord } from '../harness/kube-apiserver.js';
+import { createTestCa } from '../helpers/pki.js';
+import { FleetEnv } from '../sources/fleet/fleet-env.js';
+import { silent } from '../sources/kubernetes/kube-fixtures.js';
 import { routerConfig, routerConfigText } from './router-config.js';
 import { FLEET_VALUES, OCM_PROVIDERS } from './sample-values.js';
 
@@ -190,4 +197,55 @@ describe('values.schema.json: fleet', () => {
   ])('rejects %s', (_why, values, expected) => {
     expect(errors(values)).toContainEqual(expect.stringContaining(expected));
   });
+});
+
+describe('chart: fleet.clusterProfiles as rendered, through --check', () => {
+  const ca = createTestCa('chart fleet CA');
+  afterAll(() => ca.remove());
+  let fleet: FleetEnv | undefined;
+  afterEach(async () => {
+    await fleet?.close();
+    fleet = undefined;
+  });
+
+  it('the routers\' config, its mounted provider file and the chart\'s hub Role give --check the profiles\' members', async () => {
+    fleet = await new FleetEnv(ca).start();
+    const member = await fleet.member('cluster-a');
+    fleet.hub.create('clusterprofiles', fleet.profile('cluster-a'));
+    // The test plugin (secretreader's behaviour) as the operator's inline provider file.
+    const inline = JSON.parse(readFileSync(((await fleet.clusterProfiles()) as { providerFile: string }).providerFile, 'utf8')) as Obj;
+    const r = renderChart(mergeValues(withFleet({ namespace: 'fleet-system', labelSelector: null, providers: { inline }, readSecrets: false, members: { namespaces: ['default'] } }), {
+      kubernetesTuning: { initialSyncTimeoutMs: 3000, backoffInitialMs: 50, backoffMaxMs: 200 },
+    }));
+    const router = pod(r, 'gw-mcip-router');
+    // The hub allows what the chart's Role and RoleBinding grant, and nothing else.
+    const rbac = r.objects.filter((o) => (o.kind === 'Role' || o.kind === 'RoleBinding') && o.metadata.name.endsWith('-fleet'));
+    const allowed = rbacAuthorizer(rbac.map((o) => stringify(o)).join('---\n'));
+    const denied: RequestRecord[] = [];
+    fleet.hub.authorize((token, req) => allowed(token, req) || (denied.push(req), false));
+
+    // The pod's view: the provider file where the ConfigMap is mounted, the hub in-cluster as the router's ServiceAccount.
+    const raw = parse(routerConfigText(r)) as Obj & { clusters: Obj[]; controller: Obj; fleet: { clusterProfiles: Obj & { providerFile: string; hub: Obj } } };
+    const cp = raw.fleet.clusterProfiles;
+    expect(cp.hub).toEqual({ inCluster: true });
+    const { volume, key } = mountedFile(router, 'router', cp.providerFile);
+    const providerFile = path.join(fleet.dir, 'pod', cp.providerFile);
+    mkdirSync(path.dirname(providerFile), { recursive: true });
+    writeFileSync(providerFile, (find(r, 'ConfigMap', volume.configMap!.name) as K8sObject & { data: Record<string, string> }).data[key]!);
+    cp.providerFile = providerFile;
+    cp.hub = { kubeconfig: await writeKubeconfig(fleet.dir, { server: fleet.hub.url, token: `system:serviceaccount:mcip-system:${router.serviceAccountName}` }, 'in-cluster') };
+    // The local cluster from files, so that only the hub and the member are API servers here.
+    const local = path.join(fleet.dir, 'local');
+    mkdirSync(local);
+    raw.clusters = [{ name: raw.clusterName, manifests: { paths: [local] } }];
+    raw.controller = { enabled: false };
+
+    const result = await runCheck(parseConfigText(stringify(raw), 'router.yaml', '/etc/mcip-router'), silent);
+    expect(result.code).not.toBe(CHECK_LOAD_ERRORS);
+    expect(result.output).toContain(`cluster-a (ClusterProfile fleet-system/cluster-a, provider secretreader, ${member.url}): serving`);
+    expect(result.output).toMatch(/cluster-a \(1 objects/);
+    // The members block reached the member: FLEET_VALUES' unverified EPP TLS is warned about for it.
+    expect(result.output).toContain('warning: cluster cluster-a: clusters[1].epp.tls.insecureSkipVerify');
+    expect(denied).toEqual([]);
+  }, 30_000);
 });
