@@ -14,7 +14,7 @@ import { clusterSchema, kubernetesSourceSchema, routerConfigSchema } from '../..
 import { createLogger } from '../../src/log.js';
 import { CHART_DIR, find, mergeValues, readYaml, renderChart, REPO, type K8sObject, type Obj, type Rendered } from './render-chart.js';
 import { envVarsReadBySrc, routerConfig } from './router-config.js';
-import { ENDPOINT_PICKER_VALUES, REMOTE_VALUES } from './sample-values.js';
+import { ENDPOINT_PICKER_VALUES, FLEET_VALUES, REMOTE_VALUES } from './sample-values.js';
 
 type Container = { name: string; args?: string[]; command?: string[]; env?: { name: string }[]; ports?: { name: string; containerPort: number }[] } & Obj;
 type Mount = { name: string; mountPath: string; readOnly?: boolean };
@@ -204,13 +204,12 @@ const NOT_FROM_CHART: Record<string, string> = {
   admin: '/debug/* stays on loopback (listen.debug): the chart never exposes it',
   credentials: 'the file poll interval: its default suits Secret rotation',
   'clusters[].kubernetes.allowExecPlugins': 'kubeconfig Secrets must be self-contained: the image has no credential plugins',
-  exportAgent: 'the push/pull member agent (mcip-router --export-agent) is its own Deployment with a hub kubeconfig; the chart does not deploy it',
-  fleet: 'members from ClusterProfiles run the credential plugins of a provider file, which the image does not ship',
+  exportAgent: 'the push/pull member agent (exportAgent.enabled) has its own config (configmap-export-agent.yaml), never the routers\'',
 };
 
 describe('router config coverage', () => {
   it('every router config key is one the chart can set from values, or is listed as left out', () => {
-    const r = renderChart(mergeValues(REMOTE_VALUES, ENDPOINT_PICKER_VALUES));
+    const r = renderChart(mergeValues(mergeValues(REMOTE_VALUES, ENDPOINT_PICKER_VALUES), { fleet: FLEET_VALUES.fleet }));
     const cm = find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> };
     const raw = parse(cm.data['router.yaml']!) as { clusters: { kubernetes: Obj }[] } & Obj;
     const keys = (o: Obj, prefix: string): string[] => Object.keys(o).map((k) => `${prefix}${k}`);

@@ -27,6 +27,13 @@ describe('go-template', () => {
     expect(render(t, { a: '', b: 0, xs: [], m: {} })).toBe('C||none|z');
   });
 
+  it('`=` sets the variable where it was declared, also from inside if, range and with; `:=` there declares a new one', () => {
+    const t = '{{ $v := "a" }}{{ if .t }}{{ $v = "b" }}{{ end }}{{ $v }}|{{ range .xs }}{{ $v = . }}{{ end }}{{ $v }}|{{ with .t }}{{ $v := "inner" }}{{ end }}{{ $v }}';
+    expect(render(t, { t: true, xs: ['p', 'q'] })).toBe('b|q|q');
+    expect(render(t, { t: false, xs: [] })).toBe('a|a|a');
+    expect(() => render('{{ $u = 1 }}', {})).toThrow(/undefined variable/);
+  });
+
   it('includes defines with a context, and pipes into the last argument', () => {
     const t = '{{- define "x" -}}name: {{ .n | quote }}{{- end -}}\nspec:{{ include "x" .o | nindent 2 }}\n{{ .missing | default "dflt" }}';
     expect(render(t, { o: { n: 'v' } })).toBe('spec:\n  name: "v"\ndflt');

@@ -13,7 +13,8 @@ type Operand =
   | { t: 'field'; base: 'dot' | string; chain: string[] }
   | { t: 'ident'; name: string }
   | { t: 'paren'; pipe: Pipeline };
-interface Pipeline { decl?: string[]; cmds: Operand[][] }
+/** decl: the variables `:=` declares, or (assign) the ones `=` sets in the scope that declared them. */
+interface Pipeline { decl?: string[]; assign?: boolean; cmds: Operand[][] }
 type Node =
   | { t: 'text'; s: string }
   | { t: 'action'; pipe: Pipeline }
@@ -46,7 +47,7 @@ function parsePipeline(tokens: string[], pos = { i: 0 }, inParen = false): Pipel
   if (tokens[pos.i]?.startsWith('$') && (tokens[pos.i + 1] === ':=' || tokens[pos.i + 1] === ',' || tokens[pos.i + 1] === '=')) {
     const names = [tokens[pos.i++] as string];
     if (tokens[pos.i] === ',') { pos.i++; names.push(tokens[pos.i++] as string); }
-    pos.i++; // := or =
+    if (tokens[pos.i++] === '=') pipe.assign = true;
     pipe.decl = names;
   }
   let cmd: Operand[] = [];
@@ -241,13 +242,20 @@ export function createEngine(funcs: Record<string, Func>, onMissing?: (path: str
   const declare = (scope: Scope, names: string[] | undefined, values: unknown[]): void => {
     names?.forEach((n, i) => scope.vars[scope.vars.length - 1]!.set(n, values[i]));
   };
+  // Go's `$x = v` changes the variable where it was declared (an enclosing if, range or with included).
+  const assign = (scope: Scope, name: string, value: unknown): void => {
+    const owner = [...scope.vars].reverse().find((m) => m.has(name));
+    if (!owner) throw new Error(`undefined variable: ${name}`);
+    owner.set(name, value);
+  };
   const exec = (nodes: Node[], scope: Scope): string => {
     let out = '';
     for (const n of nodes) {
       if (n.t === 'text') out += n.s;
       else if (n.t === 'action') {
         const v = evalPipe(n.pipe, scope);
-        if (n.pipe.decl) declare(scope, n.pipe.decl, [v]);
+        if (n.pipe.decl && n.pipe.assign) assign(scope, n.pipe.decl[0]!, v);
+        else if (n.pipe.decl) declare(scope, n.pipe.decl, [v]);
         else out += goPrint(v);
       } else if (n.t === 'if') {
         const hit = n.branches.find((b) => truthy(evalPipe(b.pipe, scope)));

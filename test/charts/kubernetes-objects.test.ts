@@ -11,7 +11,7 @@ import { routerConfigSchema } from '../../src/config/schema.js';
 import { LOCAL_KINDS, REMOTE_KINDS, RESOURCE_SPECS } from '../../src/sources/kubernetes/resources.js';
 import { CHART_DIR, find, mergeValues, renderChart, REPO, type K8sObject, type Obj } from './render-chart.js';
 import { routerConfigText } from './router-config.js';
-import { ENDPOINT_PICKER_VALUES, REMOTE_VALUES } from './sample-values.js';
+import { AGENT_VALUES, ENDPOINT_PICKER_VALUES, FLEET_VALUES, REMOTE_VALUES } from './sample-values.js';
 
 interface Rule { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }
 type Labels = Record<string, string>;
@@ -49,9 +49,10 @@ describe.each<[string, Obj]>([
   ['defaults', {}],
   ['every option on', REMOTE_VALUES],
   ['the Endpoint Picker role', mergeValues(REMOTE_VALUES, ENDPOINT_PICKER_VALUES)],
+  ['fleet members, the export controller and the export agent', mergeValues(mergeValues(FLEET_VALUES, AGENT_VALUES), { exportController: { enabled: true } })],
 ])('objects rendered with %s', (_name, values) => {
   const r = renderChart(values);
-  const pod = (find(r, 'Deployment').spec as { template: { metadata: { labels: Labels }; spec: Obj } }).template;
+  const pod = (find(r, 'Deployment', 'mcip-router').spec as { template: { metadata: { labels: Labels }; spec: Obj } }).template;
 
   it('are well-formed: known apiVersion per kind, valid unique names, namespaces where they belong', () => {
     const seen = new Set<string>();
@@ -69,7 +70,7 @@ describe.each<[string, Obj]>([
 
   it('wire up: selectors match the pods, named ports exist, volumes and the service account are rendered', () => {
     const spec = pod.spec as { containers: { ports: { name: string }[]; volumeMounts: { name: string }[] }[]; volumes: { name: string; configMap?: { name: string } }[]; serviceAccountName: string };
-    expect(selects((find(r, 'Deployment').spec as { selector: { matchLabels: Labels } }).selector.matchLabels, pod.metadata.labels)).toBe(true);
+    expect(selects((find(r, 'Deployment', 'mcip-router').spec as { selector: { matchLabels: Labels } }).selector.matchLabels, pod.metadata.labels)).toBe(true);
     expect(selects((find(r, 'PodDisruptionBudget').spec as { selector: { matchLabels: Labels } }).selector.matchLabels, pod.metadata.labels)).toBe(true);
     const portNames = spec.containers.flatMap((c) => c.ports.map((p) => p.name));
     for (const svc of r.objects.filter((o) => o.kind === 'Service')) {
@@ -83,15 +84,17 @@ describe.each<[string, Obj]>([
     expect(find(r, 'ServiceAccount', spec.serviceAccountName).metadata.name).toBe(spec.serviceAccountName);
   });
 
-  it('run non-root on a read-only root filesystem, with resources, as the image user', () => {
-    const spec = pod.spec as { securityContext: Obj; containers: { securityContext: Obj; resources: { requests?: Obj; limits?: Obj } }[] };
-    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001 });
+  it('run non-root on a read-only root filesystem, with resources, as the image user (every Deployment)', () => {
     const user = /^USER (\d+):(\d+)$/m.exec(readFileSync(path.join(REPO, 'Dockerfile'), 'utf8'))!;
-    expect([Number(user[1]), Number(user[2])]).toEqual([spec.securityContext.runAsUser, spec.securityContext.runAsGroup]);
-    for (const c of spec.containers) {
-      expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
-      expect(c.resources.requests).toBeDefined();
-      expect(c.resources.limits?.memory).toBeDefined();
+    for (const d of r.objects.filter((o) => o.kind === 'Deployment')) {
+      const spec = (d.spec as { template: { spec: Obj } }).template.spec as { securityContext: Obj; containers: { securityContext: Obj; resources: { requests?: Obj; limits?: Obj } }[] };
+      expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001 });
+      expect([Number(user[1]), Number(user[2])]).toEqual([spec.securityContext.runAsUser, spec.securityContext.runAsGroup]);
+      for (const c of spec.containers) {
+        expect(c.securityContext, d.metadata.name).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+        expect(c.resources.requests, d.metadata.name).toBeDefined();
+        expect(c.resources.limits?.memory, d.metadata.name).toBeDefined();
+      }
     }
   });
 
@@ -100,12 +103,12 @@ describe.each<[string, Obj]>([
     expect(rulesOf(find(r, 'ClusterRole', 'mcip-router'))).toEqual(rulesOf(ofKind(local, 'ClusterRole')));
     const lease = /leaseName: "([^"]+)"/.exec(routerConfigText(r))![1]!;
     const leaseNamespace = /leaseNamespace: "([^"]+)"/.exec(routerConfigText(r))![1]!;
-    const role = find(r, 'Role', '-leader-election');
+    const role = find(r, 'Role', 'mcip-router-leader-election');
     expect(role.metadata.namespace).toBe(leaseNamespace);
     const expected = rulesOf(ofKind(local, 'Role')).map((x) => (x.resourceNames ? { ...x, resourceNames: [lease] } : x));
     expect(rulesOf(role)).toEqual(expected);
     const sa = (pod.spec as { serviceAccountName: string }).serviceAccountName;
-    for (const binding of [find(r, 'ClusterRoleBinding', 'mcip-router'), find(r, 'RoleBinding', '-leader-election')]) {
+    for (const binding of [find(r, 'ClusterRoleBinding', 'mcip-router'), find(r, 'RoleBinding', 'mcip-router-leader-election')]) {
       expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: sa, namespace: 'mcip-system' }]);
       const ref = binding.roleRef as { kind: string; name: string };
       expect(find(r, ref.kind, ref.name).metadata.name).toBe(ref.name);

@@ -93,6 +93,7 @@ export const SPRIG_FUNCS: Record<string, Func> = {
   toString: (v: unknown) => goPrint(v),
   trunc: (n, s) => String(s).slice(0, Number(goInt(n))),
   trimSuffix: (suffix, s) => (String(s).endsWith(String(suffix)) ? String(s).slice(0, -String(suffix).length || undefined) : String(s)),
+  trim: (s) => String(s).trim(),
   replace: (from, to, s) => String(s).split(String(from)).join(String(to)),
   contains: (sub, s) => String(s).includes(String(sub)),
   fail: (msg) => {

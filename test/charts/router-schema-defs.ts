@@ -6,9 +6,13 @@
  */
 import { z } from 'zod';
 import {
+  clusterProfilesSchema,
   clusterSchema,
   controllerSchema,
   eppSchema,
+  execPluginsSchema,
+  exportAgentSchema,
+  fleetMemberSchema,
   gatewayRefSchema,
   gatewayStatusObject,
   kubernetesSourceSchema,
@@ -61,6 +65,15 @@ export const ROUTER_DEFINITIONS: Readonly<Record<string, z.ZodType>> = {
   requestTimeoutMs: kubernetesSourceSchema.shape.requestTimeoutMs,
   watchIdleTimeoutMs: kubernetesSourceSchema.shape.watchIdleTimeoutMs,
   maxResponseBytes: kubernetesSourceSchema.shape.maxResponseBytes,
+  labelSelector: clusterProfilesSchema.shape.labelSelector,
+  clusterProfileApiVersion: clusterProfilesSchema.shape.apiVersion,
+  fleetPlugins: execPluginsSchema,
+  fleetMembers: fleetMemberSchema,
+  agentNamespacePrefix: exportAgentSchema.shape.namespacePrefix,
+  agentHeartbeatMs: exportAgentSchema.shape.heartbeatMs,
+  agentStaleAfterMs: exportAgentSchema.shape.staleAfterMs,
+  agentResyncMs: exportAgentSchema.shape.resyncMs,
+  agentWithdrawalGraceMs: exportAgentSchema.shape.withdrawalGraceMs,
 };
 
 export function routerDefinitions(): Record<string, Json> {

@@ -62,3 +62,36 @@ export const ENDPOINT_PICKER_VALUES: Obj = {
     },
   },
 };
+
+/** The OCM provider file of docs/fleet.md, as a provider file's content. */
+export const OCM_PROVIDERS: Obj = {
+  providers: [
+    {
+      name: 'open-cluster-management',
+      execConfig: { apiVersion: 'client.authentication.k8s.io/v1', command: '/usr/local/bin/cp-creds', args: ['--managed-serviceaccount=mcip-router'], provideClusterInfo: true, interactiveMode: 'Never' },
+    },
+  ],
+};
+
+/** Members from the ClusterProfiles of this cluster (the hub, in-cluster), the provider file inline. */
+export const FLEET_VALUES: Obj = {
+  clusterName: 'hub',
+  fleet: {
+    clusterProfiles: {
+      enabled: true,
+      namespace: 'fleet-members',
+      labelSelector: 'x-k8s.io/cluster-manager=open-cluster-management',
+      apiVersion: 'v1alpha1',
+      providers: { inline: OCM_PROVIDERS },
+      plugins: { timeoutMs: 5000, inheritEnv: ['PATH', 'HOME', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'NAMESPACE'] },
+      members: { namespaces: ['inference'], qps: 20, epp: { tls: { insecureSkipVerify: true } } },
+      readSecrets: true,
+    },
+  },
+};
+
+/** The export agent of member cluster-a (push/pull), its hub kubeconfig in the Secret mcip-hub. */
+export const AGENT_VALUES: Obj = {
+  clusterName: 'cluster-a',
+  exportAgent: { enabled: true, hub: { kubeconfigSecret: { name: 'mcip-hub', key: 'config' }, requestTimeoutMs: 2000 } },
+};

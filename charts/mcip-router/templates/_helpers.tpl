@@ -242,3 +242,60 @@ namespace): Envoy's 8080, the router's ext_proc 9002, admin and debug ports, the
 {{- fail "endpointPicker.networkPolicy.gatewayNamespaceSelector is empty: name the namespace of your gateway's pods (e.g. matchLabels: { kubernetes.io/metadata.name: <namespace> }), or set endpointPicker.networkPolicy.enabled false" }}
 {{- end }}
 {{- end }}
+
+{{/*
+A kubernetes source's client settings, each only when set (argument: a member's or a hub's
+values): namespaces, qps, burst, requestTimeoutMs, watchIdleTimeoutMs, maxResponseBytes.
+Starts with a newline: include it with `| indent N` after the source's first key.
+*/}}
+{{- define "mcip-router.sourceTuning" -}}
+{{- with .namespaces }}
+namespaces: {{ toJson . }}
+{{- end }}
+{{- with .qps }}
+qps: {{ toJson . }}
+{{- end }}
+{{- with .burst }}
+burst: {{ toJson . }}
+{{- end }}
+{{- with .requestTimeoutMs }}
+requestTimeoutMs: {{ toJson . }}
+{{- end }}
+{{- with .watchIdleTimeoutMs }}
+watchIdleTimeoutMs: {{ toJson . }}
+{{- end }}
+{{- with .maxResponseBytes }}
+maxResponseBytes: {{ toJson . }}
+{{- end }}
+{{- end }}
+
+{{/*
+How to reach a hub (argument: dict "hub" <its values> "dir" <where its kubeconfig Secret is
+mounted>): the kubeconfig of hub.kubeconfigSecret, else the pod's own service account.
+*/}}
+{{- define "mcip-router.hubSource" -}}
+{{- $hub := .hub -}}
+{{- if $hub.kubeconfigSecret.name }}
+kubeconfig: {{ printf "%s/kubeconfig" .dir | quote }}
+{{- with $hub.context }}
+context: {{ . | quote }}
+{{- end }}
+{{- if $hub.allowExecPlugins }}
+allowExecPlugins: true
+{{- end }}
+{{- else }}
+inCluster: true
+{{- end }}
+{{- include "mcip-router.sourceTuning" $hub }}
+{{- end }}
+
+{{/* A hub kubeconfig Secret as a volume (argument: dict "name" <volume> "secret" <{name, key}>), 0440. */}}
+{{- define "mcip-router.kubeconfigVolume" -}}
+- name: {{ .name }}
+  secret:
+    secretName: {{ .secret.name }}
+    defaultMode: 288
+    items:
+      - key: {{ default "kubeconfig" .secret.key }}
+        path: kubeconfig
+{{- end }}
