@@ -81,24 +81,11 @@ describe(GUIDE, () => {
     expect(kubefleet!.plugins.inheritEnv).toEqual(expect.arrayContaining(['AZURE_CLIENT_ID', 'AZURE_TENANT_ID', 'AZURE_FEDERATED_TOKEN_FILE', 'AZURE_AUTHORITY_HOST']));
   });
 
-  it('the Deployment patches parse and mount the provider file and the hub kubeconfig where the fleet blocks read them', () => {
-    type Patch = { spec: { template: { spec: { volumes: { name: string; configMap?: { name: string }; secret?: { secretName: string } }[]; containers: { name: string; volumeMounts: { name: string; mountPath: string }[] }[] } } } };
-    const patches = [...text.matchAll(/--type=strategic -p '\n([\s\S]*?)'\n/g)].map((m) => yamlDocs(m[1]!)[0] as Patch);
-    expect(patches).toHaveLength(2);
-    const mounts = new Map<string, string>();
-    const sources = new Map<string, string>();
-    for (const p of patches) {
-      const pod = p.spec.template.spec;
-      expect(pod.containers.map((c) => c.name)).toEqual(['router']);
-      for (const m of pod.containers[0]!.volumeMounts) mounts.set(m.name, m.mountPath);
-      for (const v of pod.volumes) sources.set(v.name, v.configMap?.name ?? v.secret?.secretName ?? '');
-    }
-    expect(Object.fromEntries(sources)).toEqual({ 'router-config': 'mcip-router-fleet', 'fleet-providers': 'mcip-fleet-providers', 'fleet-hub': 'mcip-fleet-hub' });
-    expect(Object.fromEntries(mounts)).toEqual({ 'fleet-providers': '/etc/mcip-fleet', 'fleet-hub': '/etc/mcip-fleet-hub' });
-    // The commands create what the patches mount, from the files the guide saves.
-    expect(text).toContain('create configmap mcip-router-fleet --from-file=router.yaml');
-    expect(text).toContain('create configmap mcip-fleet-providers --from-file=providers.json');
-    expect(text).toContain('create secret generic mcip-fleet-hub --from-file=kubeconfig=hub.kubeconfig');
+  it('sets the router up through the chart (section 6), never by patching what the chart renders', () => {
+    // helm upgrade would put a patched Deployment or ConfigMap back: the guide renders fleet with the chart's values.
+    expect(text).not.toMatch(/kubectl[^\n]* patch deployment/);
+    expect(text.match(/section 6/g)?.length).toBeGreaterThanOrEqual(2);
+    expect(text).toMatch(/^## 6\. With the Helm chart$/m);
   });
 
   it('the provider files load as the router loads them, and the OCM one serves the profiles OCM publishes', () => {
@@ -188,7 +175,6 @@ describe(GUIDE, () => {
       spec: { template: { spec: { volumes: { name: string; configMap?: { name: string } }[]; containers: { name: string; args: string[]; volumeMounts: { name: string; mountPath: string }[] }[] } } };
     };
     expect(deployment.metadata.name).toBe('mcip-mcip-router');
-    expect(text).toContain('patch deployment mcip-mcip-router');
     expect(text).toContain('exec deploy/mcip-mcip-router -c router');
     expect(text).toContain('port-forward deploy/mcip-mcip-router 9902:9902');
     expect(find(release, 'ServiceAccount').metadata.name).toBe('mcip-mcip-router');
@@ -196,7 +182,6 @@ describe(GUIDE, () => {
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'mcip-mcip-router', namespace: 'mcip-system' }]);
     const configMap = find(release, 'ConfigMap', '-router');
     expect(configMap.metadata.name).toBe('mcip-mcip-router-router');
-    expect(text).toContain(`get configmap ${configMap.metadata.name} -o jsonpath='{.data.router\\.yaml}'`);
     const pod = deployment.spec.template.spec;
     const router = pod.containers.find((c) => c.name === 'router')!;
     // The patch swaps the ConfigMap of the volume "router-config"; --check reads the file the router reads.
