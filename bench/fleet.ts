@@ -9,9 +9,10 @@
  * the router's /debug/routes, and pools added and removed at a steady rate
  * (router CPU and RSS during the churn).
  *
- * Members' EPPs are not probed or scraped here (health every 10 minutes, to
- * addresses that do not answer; metrics off): the cell measures what members
- * cost the control plane, as the reload cell does for manifests.
+ * Every exported pool's EPP is a stand-in of its own (bench/lib/health-farm.ts:
+ * an HTTP/2 listener answering gRPC health), probed at start and then every 10
+ * minutes, metrics off: the cell measures what members cost the router's
+ * control plane plus the one EPP connection per pool a real fleet has.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -134,7 +135,7 @@ export async function runFleet(o: BenchOptions): Promise<FleetResults> {
       fleet: {
         clusterProfiles: {
           ...clusterProfiles,
-          members: { namespaces: [FLEET_NAMESPACE], epp: { tls: { enabled: false }, health: { intervalMs: 600_000 }, metrics: { enabled: false } } },
+          members: { namespaces: [FLEET_NAMESPACE], eppAnswers: { destinations: { deny: [] } }, epp: { tls: { enabled: false }, health: { intervalMs: 600_000 }, metrics: { enabled: false } } },
         },
       },
       log: { level: 'info' },

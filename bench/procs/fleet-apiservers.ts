@@ -12,21 +12,26 @@ import { createTestCa } from '../../test/helpers/pki.js';
 import { FleetEnv } from '../../test/sources/fleet/fleet-env.js';
 import { pool, service } from '../../test/sources/kubernetes/kube-fixtures.js';
 import { FLEET_NAMESPACE, memberName, steadyPools } from '../lib/fleet-plan.js';
+import { HealthFarm } from '../lib/health-farm.js';
 import { serveRpc } from '../lib/rpc.js';
 
 
 const ca = createTestCa('mcip bench fleet CA');
 const fleet = await new FleetEnv(ca).start();
 const published = new Set<string>();
-let ipSeq = 0;
+const epps = new HealthFarm();
 
-/** An exported pool and its EPP Service (a cluster IP of its own: every EPP is a distinct target). */
-function writePool(member: string, name: string): void {
+/** An exported pool and its EPP Service, whose port is an EPP stand-in of its own (every EPP is a distinct target). */
+async function writePool(member: string, name: string): Promise<void> {
   const s = fleet.members.get(member);
   if (!s) throw new Error(`no member ${member}`);
-  ipSeq++;
-  s.create('services', service(`${name}-epp`, FLEET_NAMESPACE, `10.${200 + (ipSeq >> 16)}.${(ipSeq >> 8) & 255}.${ipSeq & 255}`));
-  s.create('inferencepools', pool(name, FLEET_NAMESPACE, `${name}-epp`, { annotations: { [EXPORT_ANNOTATION]: 'ClusterSet' } }));
+  const port = await epps.add();
+  const svc = service(`${name}-epp`, FLEET_NAMESPACE, '127.0.0.1') as { spec: { ports: { port: number }[] } };
+  svc.spec.ports[0]!.port = port;
+  s.create('services', svc);
+  const exported = pool(name, FLEET_NAMESPACE, `${name}-epp`, { annotations: { [EXPORT_ANNOTATION]: 'ClusterSet' } }) as { spec: { endpointPickerRef: { port: { number: number } } } };
+  exported.spec.endpointPickerRef.port.number = port;
+  s.create('inferencepools', exported);
 }
 
 serveRpc(
@@ -36,7 +41,7 @@ serveRpc(
       for (let i = 0; i < a.members; i++) {
         const name = memberName(i);
         await fleet.member(name);
-        for (const p of steadyPools(a.pools)) writePool(name, p);
+        for (const p of steadyPools(a.pools)) await writePool(name, p);
       }
       return fleet.clusterProfiles();
     },
@@ -56,8 +61,8 @@ serveRpc(
       }
       return published.size;
     },
-    addPool(a: { member: string; name: string }) {
-      writePool(a.member, a.name);
+    async addPool(a: { member: string; name: string }) {
+      await writePool(a.member, a.name);
       return true;
     },
     deletePool(a: { member: string; name: string }) {
@@ -66,9 +71,14 @@ serveRpc(
       s.delete('services', FLEET_NAMESPACE, `${a.name}-epp`);
       return true;
     },
+    /** Connections the router opened to the members' EPP stand-ins so far. */
+    eppConnections() {
+      return epps.connections;
+    },
     /** Closes every stand-in and removes the CA and the fleet's files. */
     async close() {
       await fleet.close();
+      await epps.close();
       rmSync(fleet.dir, { recursive: true, force: true });
       ca.remove();
       return true;

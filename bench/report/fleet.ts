@@ -12,8 +12,9 @@ export function fleetSection(f: FleetResults): string[] {
       `API-server stand-in of its own, accepting only its own bearer token, holding ${f.poolsPerMember} InferencePools exported to the ClusterSet, each with its EPP Service. ` +
       'All stand-ins run in one process, the router (compiled, own process) in another; the router reads the profiles and runs the provider file\'s test ' +
       'credential plugin (as cluster-inventory-api\'s secretreader does) once per member for its token. Its local member (manifests) routes one HTTPRoute per pool name ' +
-      'to the InferencePoolImport of that name, so every exported pool of every member is a candidate. Members\' EPPs are not probed or scraped ' +
-      '(health every 10 min, metrics off): this measures what members cost the control plane. Each size is a fresh router; "synced" is process start to the first ' +
+      'to the InferencePoolImport of that name, so every exported pool of every member is a candidate. Every pool\'s EPP is a stand-in of its own ' +
+      '(an HTTP/2 listener answering gRPC health SERVING): the router connects to each and probes it at start (then every 10 min; metrics off), so the memory ' +
+      'includes one EPP connection per pool, as a real fleet has. Each size is a fresh router; "synced" is process start to the first ' +
       `snapshot with every member's pools in /debug/routes; "at rest" is CPU over ${f.restS} s with nothing changing, 2 s after sync.`,
     '',
     table(
