@@ -67,7 +67,16 @@ export function runExecPlugin(call: PluginCall, bounds: PluginBounds): Promise<E
         child.kill('SIGKILL');
       }
     };
-    const timer = setTimeout(() => kill(`still running after ${bounds.timeoutMs} ms: killed`), bounds.timeoutMs);
+    let exited: string | undefined;
+    child.on('exit', (code, signal) => (exited = code === null ? `signal ${signal ?? '?'}` : `code ${code}`));
+    // Settles here too: 'close' waits for the output pipes, which a process the plugin started
+    // in a session of its own (out of reach of the group kill) may hold open for ever.
+    const timer = setTimeout(() => {
+      kill(exited === undefined ? `still running after ${bounds.timeoutMs} ms: killed` : `exited with ${exited}, but a process it started still held its standard output after ${bounds.timeoutMs} ms`);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      done(failure);
+    }, bounds.timeoutMs);
     timer.unref();
     child.stdout.on('data', (chunk: Buffer) => {
       stdoutBytes += chunk.length;
