@@ -43,8 +43,11 @@ export function pluginEnv(call: PluginCall, inheritEnv: readonly string[], paren
   return env;
 }
 
+/** How messages name a plugin run: provider, command and profile. */
+export const pluginRunName = (call: PluginCall): string => `credential plugin ${call.provider} (${call.command}) for ClusterProfile ${call.profile}`;
+
 export function runExecPlugin(call: PluginCall, bounds: PluginBounds): Promise<ExecToken> {
-  const who = `credential plugin ${call.provider} (${call.command}) for ClusterProfile ${call.profile}`;
+  const who = pluginRunName(call);
   return new Promise<ExecToken>((resolve, reject) => {
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;

@@ -6,9 +6,10 @@
  * use until it expires. After a failed run with no usable token, requests fail
  * with that error (naming plugin and profile, never a token) until
  * retryAfterFailureMs has passed, so a broken plugin is not run on every request.
+ * A token printed already expired counts as a failed run.
  */
 import type { ExecPluginsConfig } from '../config/fleet-schema.js';
-import { type ExecToken, runExecPlugin } from './exec-plugin.js';
+import { ExecPluginError, type ExecToken, pluginRunName, runExecPlugin } from './exec-plugin.js';
 import type { PluginCall } from './provider-file.js';
 
 export type RefreshSettings = Pick<ExecPluginsConfig, 'refreshBeforeExpiryMs' | 'retryAfterFailureMs'>;
@@ -95,20 +96,28 @@ export class ExecTokenSource {
 
   private refresh(): Promise<string> {
     this.runs++;
-    const running = this.run(this.o.call).then(
-      (t) => {
-        const obtained = this.now();
-        this.held = { token: t.token, expiresAt: t.expiresAt, refreshAt: refreshTime(obtained, t.expiresAt, this.o.settings.refreshBeforeExpiryMs) };
-        this.failure = undefined;
-        return t.token;
-      },
-      (err: unknown) => {
-        this.failures++;
-        const error = err instanceof Error ? err : new Error(String(err));
-        this.failure = { error, at: this.now() };
-        throw error;
-      },
-    );
+    const running = this.run(this.o.call)
+      .then((t) => {
+        // Kept, it would make every request run the plugin again.
+        if (t.expiresAt !== undefined && t.expiresAt <= this.now()) {
+          throw new ExecPluginError(`${pluginRunName(this.o.call)}: printed a token that had expired at ${new Date(t.expiresAt).toISOString()}, before it was obtained`);
+        }
+        return t;
+      })
+      .then(
+        (t) => {
+          const obtained = this.now();
+          this.held = { token: t.token, expiresAt: t.expiresAt, refreshAt: refreshTime(obtained, t.expiresAt, this.o.settings.refreshBeforeExpiryMs) };
+          this.failure = undefined;
+          return t.token;
+        },
+        (err: unknown) => {
+          this.failures++;
+          const error = err instanceof Error ? err : new Error(String(err));
+          this.failure = { error, at: this.now() };
+          throw error;
+        },
+      );
     this.running = running;
     const clear = (): void => {
       if (this.running === running) this.running = undefined;

@@ -11,12 +11,14 @@ const PLUGINS = resolve(import.meta.dirname, '../fixtures/credential-plugins');
 const dir = mkdtempSync(join(tmpdir(), 'mcip-exec-token-'));
 
 /** The expiring test plugin (token-<n>, expiring TTL_MS after each run), counting its runs in its own file. */
-function expiringPlugin(ttlMs: number, script = 'expiring.mjs'): { call: PluginCall; runs: () => number } {
+function expiringPlugin(ttlMs: number, script = 'expiring.mjs'): { call: PluginCall; runs: () => number; clockFile: string } {
   const counter = join(dir, `runs-${Math.random()}`);
+  const clockFile = join(dir, `clock-${Math.random()}`);
   const providerFile = join(dir, `providers-${Math.random()}.json`);
   const env = [
     { name: 'COUNTER_FILE', value: counter },
     { name: 'TTL_MS', value: String(ttlMs) },
+    { name: 'CLOCK_OFFSET_FILE', value: clockFile },
   ];
   writeFileSync(providerFile, JSON.stringify({ providers: [{ name: 'oidc', execConfig: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [join(PLUGINS, script)], env, provideClusterInfo: true } }] }));
   const cluster = { server: 'https://a.example', extensions: [{ name: EXEC_EXTENSION, extension: { clusterName: 'a' } }] };
@@ -29,13 +31,19 @@ function expiringPlugin(ttlMs: number, script = 'expiring.mjs'): { call: PluginC
       return 0;
     }
   };
-  return { call: plan.call, runs };
+  return { call: plan.call, runs, clockFile };
 }
 
-/** A clock the test moves; starts at the real time so the plugin's expiry (real time + TTL) lines up. */
-function clock(): { now: () => number; advance: (ms: number) => void } {
+/** A clock the test moves; starts at the real time, and the expiring plugin reads the same offset (`file`). */
+function clock(file?: string): { now: () => number; advance: (ms: number) => void } {
   let offset = 0;
-  return { now: () => Date.now() + offset, advance: (ms) => (offset += ms) };
+  return {
+    now: () => Date.now() + offset,
+    advance: (ms) => {
+      offset += ms;
+      if (file) writeFileSync(file, String(offset));
+    },
+  };
 }
 
 const settings = execPluginsSchema.parse({ refreshBeforeExpiryMs: 60_000, retryAfterFailureMs: 5_000 });
@@ -43,7 +51,7 @@ const settings = execPluginsSchema.parse({ refreshBeforeExpiryMs: 60_000, retryA
 describe('ExecTokenSource', () => {
   it('keeps a token until its refresh time, refreshes before expiry while still handing out the current one', async () => {
     const plugin = expiringPlugin(600_000);
-    const c = clock();
+    const c = clock(plugin.clockFile);
     const source = new ExecTokenSource({ call: plugin.call, settings, now: c.now });
     const [a, b] = await Promise.all([source.get(), source.get()]);
     expect([a, b, plugin.runs()]).toEqual(['token-1', 'token-1', 1]);
@@ -60,11 +68,24 @@ describe('ExecTokenSource', () => {
 
   it('runs the plugin again once the token expired (no refresh window reached before)', async () => {
     const plugin = expiringPlugin(2_000);
-    const c = clock();
+    const c = clock(plugin.clockFile);
     const source = new ExecTokenSource({ call: plugin.call, settings, now: c.now });
     expect(await source.get()).toBe('token-1');
     c.advance(3_000);
     expect(await source.get()).toBe('token-2');
+    expect(plugin.runs()).toBe(2);
+  });
+
+  it('a token printed already expired is a failed run: the plugin is not run again on every request', async () => {
+    const plugin = expiringPlugin(-60_000);
+    const c = clock(plugin.clockFile);
+    const source = new ExecTokenSource({ call: plugin.call, settings, now: c.now });
+    for (let i = 0; i < 5; i++) await expect(source.get()).rejects.toThrow(/^credential plugin oidc \(.*\) for ClusterProfile fleet-system\/a: printed a token that had expired at \S+Z, before it was obtained$/);
+    expect(plugin.runs()).toBe(1);
+    expect(source.status()).toMatchObject({ runs: 1, failures: 1 });
+    expect(JSON.stringify(source.status())).not.toMatch(/token-\d/);
+    c.advance(5_000);
+    await expect(source.get()).rejects.toThrow(/before it was obtained$/);
     expect(plugin.runs()).toBe(2);
   });
 
@@ -89,7 +110,7 @@ describe('ExecTokenSource', () => {
 
   it('a failed refresh keeps the valid token until it expires; then requests fail, and the plugin waits retryAfterFailureMs', async () => {
     const plugin = expiringPlugin(600_000);
-    const c = clock();
+    const c = clock(plugin.clockFile);
     const errors: string[] = [];
     let broken = false;
     const { runExecPlugin } = await import('../../src/credentials/exec-plugin.js');
