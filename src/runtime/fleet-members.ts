@@ -9,7 +9,9 @@
  *   file's plugin prints for it (no kubeconfig, no Secret on the hub);
  * - a profile removed (or no longer selected, or refused) stops its source,
  *   and the listener hears the member is gone (onRemoved);
- * - a changed connection (server, CA, plugin call) restarts the member;
+ * - a changed connection (server, CA, plugin call) restarts the member; its last
+ *   objects are kept (stale) until the new connection answered a first time, so a
+ *   wrong server or CA published on the hub does not take its pools away;
  * - a profile not ControlPlaneHealthy is an outage: the member's state is
  *   empty (its pools get no traffic) and its last objects are held back until
  *   it is healthy again; the reason is reported as the member's source error;
@@ -96,6 +98,8 @@ interface Running {
   readonly source: KubernetesSource;
   lastState: ClusterState | undefined;
   healthy: boolean;
+  /** The objects of the connection this one replaced, served (stale) until this one answered. */
+  carried: ClusterState | undefined;
 }
 
 export class FleetMembers {
@@ -192,7 +196,11 @@ export class FleetMembers {
       this.unserved.delete(cluster);
       const key = JSON.stringify([call.call.command, call.call.args, call.call.env, call.call.execInfo, call.call.cluster]);
       const current = this.running.get(cluster);
-      if (current && current.key !== key) await this.remove(cluster);
+      let carried: ClusterState | undefined;
+      if (current && current.key !== key) {
+        carried = current.lastState;
+        await this.remove(cluster);
+      }
       const running = this.running.get(cluster);
       if (running) {
         this.setHealth(cluster, running, profile);
@@ -202,7 +210,7 @@ export class FleetMembers {
         call: call.call,
         settings: this.cp.plugins,
         onRefreshError: (err) => this.logger.warn({ cluster }, `token refresh failed, the current token is used until it expires: ${err.message}`),
-      })));
+      }), carried));
     }
     for (const cluster of [...this.running.keys(), ...this.unserved.keys()]) {
       if (!wanted.has(cluster)) await this.remove(cluster);
@@ -211,7 +219,7 @@ export class FleetMembers {
     await Promise.all(starts);
   }
 
-  private async add(cluster: string, profile: ClusterProfile, key: string, tokens: ExecTokenSource): Promise<void> {
+  private async add(cluster: string, profile: ClusterProfile, key: string, tokens: ExecTokenSource, carried?: ClusterState): Promise<void> {
     const m = this.cp.members;
     const log = this.logger.child({ cluster });
     const source = new KubernetesSource({
@@ -224,12 +232,15 @@ export class FleetMembers {
       ...(m.burst !== undefined ? { burst: m.burst } : {}),
       logger: log,
     });
-    const entry: Running = { profile, key, tokens, source, lastState: undefined, healthy: profile.health.healthy };
+    const entry: Running = { profile, key, tokens, source, lastState: undefined, healthy: profile.health.healthy, carried };
     this.running.set(cluster, entry);
     log.info({ profile: profile.ref, provider: tokens.call.provider, server: tokens.call.cluster.server }, 'fleet member added');
     const forward: SourceListener = {
-      onState: (s) => {
+      onState: (fresh) => {
         if (this.running.get(cluster) !== entry) return;
+        let s = fresh;
+        if (entry.carried && s.stale) s = { ...s, objects: entry.carried.objects, errors: entry.carried.errors };
+        else entry.carried = undefined;
         entry.lastState = s;
         if (entry.healthy || this.listener.onHealth) this.listener.onState(s);
       },

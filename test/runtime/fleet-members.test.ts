@@ -113,6 +113,25 @@ describe('FleetMembers', () => {
     expect(f.debug().members[0]?.state).toBe('serving');
   });
 
+  it('a profile whose connection changes keeps its last objects (stale) until the new connection answers', async () => {
+    await member('cluster-a');
+    hub.create('clusterprofiles', profileFor('cluster-a'));
+    await startFleet();
+    expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
+    // The hub publishes a CA that does not sign the member's certificate: the new connection fails TLS.
+    const otherCa = createTestCa('not the member CA');
+    try {
+      hub.updateStatus('clusterprofiles', profileFor('cluster-a', { caData: otherCa.cert.toString('base64') }));
+      await eventually(() => expect(rec.states.get('cluster-a')?.stale).toBe(true), 10_000);
+      expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
+    } finally {
+      otherCa.remove();
+    }
+    hub.updateStatus('clusterprofiles', profileFor('cluster-a'));
+    members.get('cluster-a')!.create('inferencepools', pool('after-fix'));
+    await eventually(() => expect([rec.states.get('cluster-a')?.stale, rec.pools('cluster-a')]).toEqual([false, ['after-fix', 'cluster-a-pool']]), 10_000);
+  });
+
   it('refuses a second profile claiming a cluster and a profile naming a static member; keeps serving the first', async () => {
     await member('cluster-a');
     hub.create('clusterprofiles', profileFor('cluster-a'));
