@@ -189,8 +189,9 @@ export class FleetMembers {
       const call = planPluginCall(this.providerFile, profile.ref, profile.accessProviders, profile.credentialProviders);
       if (!call.ok) {
         if (this.running.has(cluster)) await this.remove(cluster);
-        this.unserved.set(cluster, { cluster, profile: profile.ref, state: 'no-credentials', message: call.message });
-        this.listener.onError({ cluster, reason: 'auth', message: call.message, errors: [] });
+        const message = profile.problems.length > 0 ? `${call.message}; left out: ${profile.problems.join('; ')}` : call.message;
+        this.unserved.set(cluster, { cluster, profile: profile.ref, state: 'no-credentials', message });
+        this.listener.onError({ cluster, reason: 'auth', message, errors: [] });
         continue;
       }
       this.unserved.delete(cluster);

@@ -159,6 +159,18 @@ describe('FleetMembers', () => {
     expect(rec.errors.find((e) => e.cluster === 'cluster-x')?.reason).toBe('auth');
   });
 
+  it('a profile whose every access provider was left out says why each was, naming the field', async () => {
+    const profile = profileFor('cluster-a');
+    const provider = profile.status.accessProviders[0]!;
+    hub.create('clusterprofiles', { ...profile, status: { ...profile.status, accessProviders: [{ ...provider, cluster: { ...provider.cluster, 'proxy-url': 42 } }] } });
+    const f = await startFleet();
+    const message = 'ClusterProfile fleet-system/cluster-a: none of its access providers (none) is in the provider file';
+    expect(f.debug().members[0]).toMatchObject({ cluster: 'cluster-a', state: 'no-credentials' });
+    expect(f.debug().members[0]?.message).toContain(message);
+    expect(f.debug().members[0]?.message).toMatch(/; left out: status.accessProviders\[0\]: access provider secretreader: cluster.proxy-url is not a string$/);
+    expect(rec.errors.find((e) => e.cluster === 'cluster-a')?.message).toBe(f.debug().members[0]?.message);
+  });
+
   it('a token the member refuses (401) is fetched again from the plugin', async () => {
     const a = await member('cluster-a');
     hub.create('clusterprofiles', profileFor('cluster-a'));

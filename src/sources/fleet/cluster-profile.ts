@@ -11,8 +11,9 @@
  * - How to reach it: `status.accessProviders[]` and the older
  *   `status.credentialProviders[]`, each `{name, cluster}` with a kubeconfig
  *   Cluster. An entry that names a file on the reader's host
- *   (`certificate-authority`) or whose server is no http(s) URL is left out
- *   with a message.
+ *   (`certificate-authority`), whose server is no http(s) URL, whose proxy is
+ *   no http(s) or socks URL, or whose fields have the wrong type is left out
+ *   with a message naming the field.
  * - Claims: one member name and one API server belong to one profile. The
  *   earliest profile (creation time, then namespace/name) keeps a claim; a later
  *   one, and one naming a static member (clusters[]), is refused.
@@ -122,6 +123,16 @@ function healthOf(conditions: unknown[]): ProfileHealth {
   return describe(cp, cp.status === 'True');
 }
 
+/** The proxy schemes the Kubernetes client connects through. */
+const PROXY_SCHEMES = new Set(['http:', 'https:', 'socks4:', 'socks4a:', 'socks5:', 'socks5h:']);
+const urlScheme = (u: string): string => {
+  try {
+    return new URL(u).protocol;
+  } catch {
+    return '';
+  }
+};
+
 const CLUSTER_FIELDS = ['server', 'certificate-authority-data', 'tls-server-name', 'insecure-skip-tls-verify', 'proxy-url', 'disable-compression', 'extensions'] as const;
 
 function decodeAccessProvider(entry: unknown): AccessProvider | string {
@@ -142,6 +153,9 @@ function decodeAccessProvider(entry: unknown): AccessProvider | string {
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return `${where}.server is not an http(s) URL`;
   const ca = c['certificate-authority-data'];
   if (ca !== undefined && (typeof ca !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(ca))) return `${where}.certificate-authority-data is not base64`;
+  for (const f of ['proxy-url', 'tls-server-name'] as const) if (c[f] !== undefined && typeof c[f] !== 'string') return `${where}.${f} is not a string`;
+  for (const f of ['insecure-skip-tls-verify', 'disable-compression'] as const) if (c[f] !== undefined && typeof c[f] !== 'boolean') return `${where}.${f} is not a boolean`;
+  if (typeof c['proxy-url'] === 'string' && !PROXY_SCHEMES.has(urlScheme(c['proxy-url']))) return `${where}.proxy-url is not an http(s) or socks URL`;
   const extensions = list(c.extensions).flatMap((x) => {
     const n = str(obj(x)?.name);
     return n === undefined ? [] : [{ name: n, extension: obj(x)?.extension }];

@@ -66,6 +66,31 @@ describe('decodeClusterProfile', () => {
       'status.accessProviders[2]: access provider ca: cluster.certificate-authority-data is not base64',
     ]);
   });
+
+  it('leaves out access providers whose cluster fields have the wrong type or an unusable proxy, naming the field', () => {
+    const p = ok({
+      metadata: { name: 'a', namespace: 'fleet-system' },
+      status: {
+        conditions: [{ type: 'ControlPlaneHealthy', status: 'True' }],
+        accessProviders: [
+          { name: 'p1', cluster: { server: 'https://a.example', 'proxy-url': 123 } },
+          { name: 'p2', cluster: { server: 'https://a.example', 'proxy-url': 'ftp://proxy.example' } },
+          { name: 'p3', cluster: { server: 'https://a.example', 'tls-server-name': { a: 1 } } },
+          { name: 'p4', cluster: { server: 'https://a.example', 'insecure-skip-tls-verify': 'true' } },
+          { name: 'p5', cluster: { server: 'https://a.example', 'disable-compression': 1 } },
+          { name: 'good', cluster: { server: 'https://a.example', 'proxy-url': 'http://proxy.example:3128', 'tls-server-name': 'a', 'insecure-skip-tls-verify': false } },
+        ],
+      },
+    });
+    expect(p.accessProviders.map((a) => a.name)).toEqual(['good']);
+    expect(p.problems).toEqual([
+      'status.accessProviders[0]: access provider p1: cluster.proxy-url is not a string',
+      'status.accessProviders[1]: access provider p2: cluster.proxy-url is not an http(s) or socks URL',
+      'status.accessProviders[2]: access provider p3: cluster.tls-server-name is not a string',
+      'status.accessProviders[3]: access provider p4: cluster.insecure-skip-tls-verify is not a boolean',
+      'status.accessProviders[4]: access provider p5: cluster.disable-compression is not a boolean',
+    ]);
+  });
 });
 
 describe('planMembers', () => {
