@@ -5,6 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silent, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
+import { ExportConfigError } from '../../src/controller/export-runtime.js';
+import { clusterProperty } from '../sources/identity/about-fixtures.js';
 import { hubToken, PushPullEnv, rbacAuthorizer, verbOf } from './export-agent-fixtures.js';
 import { rbacGrants, rbacRequests } from './export-fixtures.js';
 import { readFileSync } from 'node:fs';
@@ -56,6 +58,17 @@ describe('export agent (push/pull)', () => {
     const used = [...new Set(MEMBERS.flatMap((m) => [...rbacRequests(env.server(m))]))].sort();
     const granted = rbacGrants('deploy/rbac/export-agent-member.yaml', 'mcip-export-agent');
     expect(used.filter((u) => !granted.has(u))).toEqual([]);
+  });
+
+  it("its cluster's About API naming another cluster: the agent does not start, naming both, and writes nothing here or on the hub", async () => {
+    env.server('cluster-a').create('clusterproperties', clusterProperty('cluster-east'));
+    env.exportPool('cluster-a', 'llm');
+    const err = await env.agent('cluster-a').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ExportConfigError);
+    expect((err as Error).message).toMatch(/^cluster name mismatch: config clusterName "cluster-a" \(the router config\) differs from "cluster-east" \(the About API of cluster cluster-a/);
+    await sleep(300);
+    expect(env.hub.writes()).toEqual([]);
+    expect(env.server('cluster-a').writes()).toEqual([]);
   });
 
   it('the hub RBAC limits an agent to its own namespace: a write into another member\'s namespace is refused', async () => {
