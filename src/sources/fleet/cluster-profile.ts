@@ -109,13 +109,28 @@ export function decodeClusterProfile(raw: Raw): DecodedProfile {
   };
 }
 
+/** Longest piece of a condition's text a message carries. */
+const CONDITION_TEXT_CHARS = 256;
+
+/** A condition's text as messages carry it: cut, control characters (terminal escapes among them) escaped. */
+function conditionText(v: unknown): string | undefined {
+  const s = str(v);
+  if (!s) return undefined;
+  const cut = s.length > CONDITION_TEXT_CHARS ? `${s.slice(0, CONDITION_TEXT_CHARS)}…` : s;
+  return cut.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 function healthOf(conditions: unknown[]): ProfileHealth {
   const find = (type: string): Raw | undefined => conditions.map(obj).find((c) => c?.type === type);
-  const describe = (c: Raw, healthy: boolean): ProfileHealth => ({
-    healthy,
-    reason: str(c.reason) ?? '',
-    message: `${String(c.type)} is ${String(c.status)}${str(c.reason) ? ` (${str(c.reason)})` : ''}${str(c.message) ? `: ${str(c.message)}` : ''}`,
-  });
+  const describe = (c: Raw, healthy: boolean): ProfileHealth => {
+    const reason = conditionText(c.reason);
+    const message = conditionText(c.message);
+    return {
+      healthy,
+      reason: reason ?? '',
+      message: `${String(c.type)} is ${conditionText(String(c.status)) ?? ''}${reason ? ` (${reason})` : ''}${message ? `: ${message}` : ''}`,
+    };
+  };
   const joined = find(CONDITION_JOINED);
   if (joined && joined.status === 'False') return describe(joined, false);
   const cp = find(CONDITION_CONTROL_PLANE_HEALTHY);

@@ -45,6 +45,16 @@ describe('decodeClusterProfile', () => {
     expect(health([{ type: 'ControlPlaneHealthy', status: 'True', reason: 'OK' }, { type: 'Joined', status: 'False', reason: 'Left' }]).message).toBe('Joined is False (Left)');
   });
 
+  it("cuts a condition's text and escapes its control characters: a hub's 100 KB message or terminal escapes reach no log or terminal", () => {
+    const huge = `\u001b[2J\u001b]0;owned\u0007${'x'.repeat(100_000)}`;
+    const h = ok(clusterProfile('a', { conditions: [{ type: 'ControlPlaneHealthy', status: 'False', reason: `R\u001b[31m${'r'.repeat(5_000)}`, message: huge }] })).health;
+    expect(h.healthy).toBe(false);
+    expect(h.message.length).toBeLessThan(700);
+    expect(h.reason.length).toBeLessThan(300);
+    expect(`${h.message}${h.reason}`).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(h.message).toMatch(/^ControlPlaneHealthy is False \(R\\u001b\[31mr+…\): \\u001b\[2J\\u001b\]0;owned\\u0007x+…$/);
+  });
+
   it('leaves out access providers naming host files or without an http(s) server, and reads the older credentialProviders', () => {
     const p = ok({
       metadata: { name: 'a', namespace: 'fleet-system' },
