@@ -24,7 +24,7 @@ import type { ExportFleet } from '../controller/export-runtime.js';
 import { ExecTokenSource, type ExecTokenStatus } from '../credentials/exec-token.js';
 import { type ProviderFile, loadProviderFile, planPluginCall } from '../credentials/provider-file.js';
 import type { Logger } from '../log.js';
-import type { ClusterProfile, MemberPlan } from '../sources/fleet/cluster-profile.js';
+import { type ClusterProfile, type MemberPlan, firstOf } from '../sources/fleet/cluster-profile.js';
 import { memberKubeConfig } from '../sources/fleet/member-kubeconfig.js';
 import { ClusterProfileWatch, type HubStatus } from '../sources/fleet/profile-watch.js';
 import { KubernetesSource, REMOTE_KINDS, loadKubeConfig } from '../sources/kubernetes/index.js';
@@ -189,7 +189,7 @@ export class FleetMembers {
       const call = planPluginCall(this.providerFile, profile.ref, profile.accessProviders, profile.credentialProviders);
       if (!call.ok) {
         if (this.running.has(cluster)) await this.remove(cluster);
-        const message = profile.problems.length > 0 ? `${call.message}; left out: ${profile.problems.join('; ')}` : call.message;
+        const message = profile.problems.length > 0 ? `${call.message}; left out: ${firstOf(profile.problems, 5, '; ')}` : call.message;
         this.unserved.set(cluster, { cluster, profile: profile.ref, state: 'no-credentials', message });
         this.listener.onError({ cluster, reason: 'auth', message, errors: [] });
         continue;

@@ -171,6 +171,23 @@ describe('FleetMembers', () => {
     expect(rec.errors.find((e) => e.cluster === 'cluster-a')?.message).toBe(f.debug().members[0]?.message);
   });
 
+  it("a profile with many access providers left out: the member's error names the first five and counts the rest", async () => {
+    const profile = profileFor('cluster-a');
+    const provider = profile.status.accessProviders[0]!;
+    const broken = Array.from({ length: 2_000 }, (_, i) => ({ ...provider, name: `p${i}`, cluster: { ...provider.cluster, 'proxy-url': 42 } }));
+    hub.create('clusterprofiles', { ...profile, status: { ...profile.status, accessProviders: broken } });
+    const other = profileFor('cluster-b');
+    const unknown = Array.from({ length: 2_000 }, (_, i) => ({ ...provider, name: `unknown-${i}`, cluster: { ...provider.cluster, server: `https://b${i}.example` } }));
+    hub.create('clusterprofiles', { ...other, status: { ...other.status, accessProviders: unknown } });
+    const f = await startFleet();
+    const message = f.debug().members[0]?.message ?? '';
+    expect(message).toMatch(/; left out: status.accessProviders\[0\]: access provider p0: cluster.proxy-url is not a string; .*status.accessProviders\[4\]: access provider p4: .* and 1995 more$/);
+    expect(message.length).toBeLessThan(1_000);
+    const offered = f.debug().members[1]?.message ?? '';
+    expect(offered).toMatch(/^ClusterProfile fleet-system\/cluster-b: none of its access providers \(unknown-0, unknown-1, .*unknown-9 and 1990 more\) is in the provider file /);
+    expect(offered.length).toBeLessThan(1_000);
+  });
+
   it('a token the member refuses (401) is fetched again from the plugin', async () => {
     const a = await member('cluster-a');
     hub.create('clusterprofiles', profileFor('cluster-a'));

@@ -138,6 +138,9 @@ function healthOf(conditions: unknown[]): ProfileHealth {
   return describe(cp, cp.status === 'True');
 }
 
+/** An access provider's name as provider files spell them (e.g. open-cluster-management, secretreader). */
+const PROVIDER_NAME = /^[A-Za-z0-9][-A-Za-z0-9_./]{0,252}$/;
+
 /** The proxy schemes the Kubernetes client connects through. */
 const PROXY_SCHEMES = new Set(['http:', 'https:', 'socks4:', 'socks4a:', 'socks5:', 'socks5h:']);
 const urlScheme = (u: string): string => {
@@ -154,6 +157,7 @@ function decodeAccessProvider(entry: unknown): AccessProvider | string {
   const e = obj(entry);
   const name = str(e?.name);
   if (!e || !name) return 'no name';
+  if (!PROVIDER_NAME.test(name)) return 'name is not a provider name (letters, digits, "-", "_", ".", "/"; at most 253)';
   const c = obj(e.cluster);
   const where = `access provider ${name}: cluster`;
   if (!c) return `${where} is missing`;
@@ -178,6 +182,11 @@ function decodeAccessProvider(entry: unknown): AccessProvider | string {
   const cluster: Record<string, unknown> = {};
   for (const f of CLUSTER_FIELDS) if (c[f] !== undefined && f !== 'extensions') cluster[f] = c[f];
   return { name, cluster: { ...(cluster as unknown as ProfileCluster), ...(extensions.length > 0 ? { extensions } : {}) } };
+}
+
+/** The first `n` of a profile's items for a message, and how many more there are. */
+export function firstOf(items: readonly string[], n: number, separator: string): string {
+  return items.length > n ? `${items.slice(0, n).join(separator)} and ${items.length - n} more` : items.join(separator);
 }
 
 export interface MemberPlan {

@@ -101,6 +101,21 @@ describe('decodeClusterProfile', () => {
       'status.accessProviders[4]: access provider p5: cluster.disable-compression is not a boolean',
     ]);
   });
+
+  it('leaves out access providers whose name is no provider name, without repeating it', () => {
+    const p = ok({
+      metadata: { name: 'a', namespace: 'fleet-system' },
+      status: {
+        conditions: [{ type: 'ControlPlaneHealthy', status: 'True' }],
+        accessProviders: [
+          { name: `evil\u001b[2J${'n'.repeat(100_000)}`, cluster: { server: 'https://a.example' } },
+          { name: 'open-cluster-management.io/cp-creds_v1', cluster: { server: 'https://a.example' } },
+        ],
+      },
+    });
+    expect(p.accessProviders.map((a) => a.name)).toEqual(['open-cluster-management.io/cp-creds_v1']);
+    expect(p.problems).toEqual(['status.accessProviders[0]: name is not a provider name (letters, digits, "-", "_", ".", "/"; at most 253)']);
+  });
 });
 
 describe('planMembers', () => {
