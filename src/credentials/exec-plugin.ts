@@ -13,6 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ExecPluginsConfig } from '../config/fleet-schema.js';
+import { escapeControl } from '../model/decode-util.js';
 import { EXEC_INFO_ENV, type PluginCall } from './provider-file.js';
 
 /** What a successful run gives. */
@@ -111,9 +112,9 @@ export function runExecPlugin(call: PluginCall, bounds: PluginBounds): Promise<E
   });
 }
 
-/** The plugin's standard error on one line, for messages (its own error text). */
+/** The plugin's standard error on one line, for messages (its own error text, control characters escaped). */
 function stderrExcerpt(b: Buffer): string {
-  return b.toString('utf8').replace(/\s+/g, ' ').trim().slice(0, 500);
+  return escapeControl(b.toString('utf8').replace(/\s+/g, ' ').trim().slice(0, 500));
 }
 
 /** An ExecCredential's token and expiry, or what is wrong with the output (never quoting it). */

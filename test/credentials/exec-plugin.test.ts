@@ -149,6 +149,12 @@ describe('runExecPlugin', () => {
     }
   });
 
+  it("escapes control characters of a plugin's standard error in its message: no terminal escapes reach the logs", async () => {
+    const message = await failure(runExecPlugin(callFor('garbage.mjs', { args: ['stderr-escapes'] }), bounds));
+    expect(message).toMatch(/: exited with code 1: \\u001b\[2J\\u001b\]0;owned\\u0007 cannot reach the token service$/);
+    expect(message).not.toMatch(/[\u0000-\u001f\u007f]/);
+  });
+
   it('a command that does not exist is a clear error', async () => {
     const call = { ...callFor('report.mjs'), command: join(dir, 'no-such-plugin') };
     expect(await failure(runExecPlugin(call, bounds))).toMatch(/no-such-plugin\) for ClusterProfile fleet-system\/cluster-a: command not found$/);

@@ -19,6 +19,7 @@
  *   one, and one naming a static member (clusters[]), is refused.
  */
 import { objectName } from '../../config/addresses.js';
+import { escapeControl } from '../../model/decode-util.js';
 
 export const CLUSTER_PROFILE_GROUP = 'multicluster.x-k8s.io';
 /** The About API property naming the cluster in its ClusterSet. */
@@ -117,7 +118,7 @@ function conditionText(v: unknown): string | undefined {
   const s = str(v);
   if (!s) return undefined;
   const cut = s.length > CONDITION_TEXT_CHARS ? `${s.slice(0, CONDITION_TEXT_CHARS)}…` : s;
-  return cut.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeControl(cut);
 }
 
 function healthOf(conditions: unknown[]): ProfileHealth {
