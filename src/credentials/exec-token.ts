@@ -23,6 +23,28 @@ export interface ExecTokenSourceOptions {
   readonly now?: () => number;
   /** A refresh failed while the current token is still valid (the message names plugin and profile). */
   readonly onRefreshError?: (err: Error) => void;
+  /** Shared by the members' sources: how many plugins run at once. */
+  readonly slots?: RunSlots;
+}
+
+/** At most `max` runs at a time; the others wait in order. */
+export class RunSlots {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  async run<T>(f: () => Promise<T>): Promise<T> {
+    if (this.active < this.max) this.active++;
+    else await new Promise<void>((r) => this.waiting.push(r)); // the slot is handed over, active unchanged
+    try {
+      return await f();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
 }
 
 /** What /debug shows of a member's credential: never the token. */
@@ -51,7 +73,9 @@ export class ExecTokenSource {
   private readonly now: () => number;
 
   constructor(private readonly o: ExecTokenSourceOptions) {
-    this.run = o.run ?? ((call) => runExecPlugin(call, o.settings));
+    const run = o.run ?? ((call: PluginCall) => runExecPlugin(call, o.settings));
+    const slots = o.slots;
+    this.run = slots ? (call) => slots.run(() => run(call)) : run;
     this.now = o.now ?? Date.now;
   }
 

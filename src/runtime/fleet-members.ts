@@ -21,7 +21,7 @@
  */
 import type { ClusterConfig, ClusterProfilesConfig, RouterConfig } from '../config/schema.js';
 import type { ExportFleet } from '../controller/export-runtime.js';
-import { ExecTokenSource, type ExecTokenStatus } from '../credentials/exec-token.js';
+import { ExecTokenSource, type ExecTokenStatus, RunSlots } from '../credentials/exec-token.js';
 import { type ProviderFile, loadProviderFile, planPluginCall } from '../credentials/provider-file.js';
 import type { Logger } from '../log.js';
 import { type ClusterProfile, type MemberPlan, firstOf } from '../sources/fleet/cluster-profile.js';
@@ -111,6 +111,7 @@ export class FleetMembers {
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly cp: ClusterProfilesConfig;
+  private readonly slots: RunSlots;
 
   constructor(
     private readonly config: RouterConfig,
@@ -121,6 +122,7 @@ export class FleetMembers {
     const cp = config.fleet.clusterProfiles;
     if (!cp) throw new Error('fleet.clusterProfiles is not configured');
     this.cp = cp;
+    this.slots = new RunSlots(cp.plugins.maxConcurrentRuns);
   }
 
   /** Reads the provider file (a bad one rejects: the operator's input), lists the hub and starts the members it names. */
@@ -210,6 +212,7 @@ export class FleetMembers {
       starts.push(this.add(cluster, profile, key, new ExecTokenSource({
         call: call.call,
         settings: this.cp.plugins,
+        slots: this.slots,
         onRefreshError: (err) => this.logger.warn({ cluster }, `token refresh failed, the current token is used until it expires: ${err.message}`),
       }), carried));
     }

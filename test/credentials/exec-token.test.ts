@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { execPluginsSchema } from '../../src/config/fleet-schema.js';
-import { ExecTokenSource, refreshTime } from '../../src/credentials/exec-token.js';
+import { ExecTokenSource, RunSlots, refreshTime } from '../../src/credentials/exec-token.js';
 import { EXEC_EXTENSION, loadProviderFile, planPluginCall, type PluginCall } from '../../src/credentials/provider-file.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -143,6 +143,34 @@ describe('ExecTokenSource', () => {
     expect(await source.get()).toBe('token-2');
     expect(source.status()).toMatchObject({ runs: 4, failures: 2 });
     expect(source.status().lastError).toBeUndefined();
+  });
+});
+
+describe('RunSlots', () => {
+  it('runs at most maxConcurrentRuns plugins at a time across members; the others wait their turn', async () => {
+    const runsFile = join(dir, `slow-runs-${Math.random()}`);
+    writeFileSync(runsFile, '');
+    const providerFile = join(dir, `slow-${Math.random()}.json`);
+    const env = [
+      { name: 'RUNS_FILE', value: runsFile },
+      { name: 'SLEEP_MS', value: '300' },
+    ];
+    writeFileSync(providerFile, JSON.stringify({ providers: [{ name: 'cloud', execConfig: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [join(PLUGINS, 'slow.mjs')], env } }] }));
+    const file = loadProviderFile(providerFile);
+    const limited = execPluginsSchema.parse({ maxConcurrentRuns: 2 });
+    const slots = new RunSlots(limited.maxConcurrentRuns);
+    const sources = Array.from({ length: 6 }, (_, i) => {
+      const plan = planPluginCall(file, `fleet-system/m${i}`, [{ name: 'cloud', cluster: { server: `https://m${i}.example` } }]);
+      if (!plan.ok) throw new Error(plan.message);
+      return new ExecTokenSource({ call: plan.call, settings: limited, slots });
+    });
+    const tokens = await Promise.all(sources.map((x) => x.get()));
+    expect(new Set(tokens).size).toBe(6);
+    const runs = readFileSync(runsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { start: number; end: number });
+    expect(runs).toHaveLength(6);
+    // Most runs overlapping at any run's start.
+    const overlap = Math.max(...runs.map((r) => runs.filter((o) => o.start <= r.start && r.start < o.end).length));
+    expect(overlap).toBeLessThanOrEqual(2);
   });
 });
 
