@@ -31,6 +31,8 @@ export const execPluginsSchema = z.strictObject({
   refreshBeforeExpiryMs: z.number().int().min(0).default(60_000),
   /** After a failed run, requests for the token fail with the same error for this long before the plugin runs again. */
   retryAfterFailureMs: z.number().int().min(0).default(5_000),
+  /** Most plugins running at once (all members together); further runs wait their turn, so a fleet of many members starts without a process per member at once. */
+  maxConcurrentRuns: z.number().int().min(1).max(256).default(4),
 });
 
 const k = kubernetesSourceSchema.shape;
@@ -49,8 +51,8 @@ export const fleetMemberSchema = z.strictObject({
   /** Namespaces read in each member; empty = all namespaces. */
   namespaces: k.namespaces,
   /**
-   * Members connected at once: a member's first list (and its first credential plugin run)
-   * waits for a free slot, and the next member starts as soon as one ends, synced or not.
+   * Members connected at once: a member's first lists wait for a free slot, and the next member
+   * starts as soon as one's first list ends, synced or not (plugin runs: plugins.maxConcurrentRuns).
    */
   startConcurrency: z.number().int().min(1).max(1000).default(8),
   qps: k.qps,

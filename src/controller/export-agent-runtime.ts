@@ -1,13 +1,16 @@
 /**
  * Builds the member agent (push/pull topology) from the router config: the local
  * cluster (clusterName, its kubernetes source) is the member it writes to and whose
- * Lease it holds; exportAgent.hub is where the records live. Used by
+ * Lease it holds; exportAgent.hub is where the records live. A clusterName its own
+ * About API contradicts stops it before anything is written. Used by
  * `mcip-router --export-agent`.
  */
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { RouterConfig } from '../config/schema.js';
 import { KubernetesSource } from '../sources/kubernetes/kubernetes-source.js';
+import { localIdentity } from '../sources/identity/about-api.js';
+import { IdentityMismatchError } from '../sources/identity/cluster-identity.js';
 import { loadKubeConfig, podNamespace } from '../sources/kubernetes/kubeconfig.js';
 import { createRecordClient, HubRecords } from './export-agent-hub.js';
 import { startExportAgent, type ExportAgentHandle } from './export-agent.js';
@@ -21,9 +24,16 @@ export async function startExportAgentFromConfig(config: RouterConfig, o: { read
   if (!settings) throw new ExportConfigError('the export agent needs an exportAgent block (its hub and record settings)');
   const local = config.clusters.find((c) => c.name === config.clusterName)?.kubernetes;
   if (!local) throw new ExportConfigError(`exportAgent: the member it runs in, cluster ${config.clusterName} (clusterName), needs a kubernetes source`);
+  const logger = o.logger.child({ component: 'export-agent' });
+  // Its record's namespace and the names in exportingClusters follow from clusterName: its About API, when present, must agree.
+  try {
+    const identity = await localIdentity(config.clusterName, loadKubeConfig(local));
+    logger.info({ cluster: identity.name }, `export agent: cluster name ${identity.name} from ${identity.from}`);
+  } catch (err) {
+    throw err instanceof IdentityMismatchError ? new ExportConfigError(err.message) : err;
+  }
   const s = config.kubernetes;
   const pacing = { coalesceMs: s.coalesceMs, coalesceMaxMs: s.coalesceMaxMs, initialSyncTimeoutMs: s.initialSyncTimeoutMs, backoffInitialMs: s.backoffInitialMs, backoffMaxMs: s.backoffMaxMs };
-  const logger = o.logger.child({ component: 'export-agent' });
   const le = settings.leaderElection;
   const lease = le.enabled
     ? { client: createLeaseClient(loadKubeConfig(local)), namespace: le.leaseNamespace ?? podNamespace() ?? 'default', identity: le.identity ?? defaultIdentity() }

@@ -13,6 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ExecPluginsConfig } from '../config/fleet-schema.js';
+import { escapeControl } from '../model/decode-util.js';
 import { EXEC_INFO_ENV, type PluginCall } from './provider-file.js';
 
 /** What a successful run gives. */
@@ -43,8 +44,11 @@ export function pluginEnv(call: PluginCall, inheritEnv: readonly string[], paren
   return env;
 }
 
+/** How messages name a plugin run: provider, command and profile. */
+export const pluginRunName = (call: PluginCall): string => `credential plugin ${call.provider} (${call.command}) for ClusterProfile ${call.profile}`;
+
 export function runExecPlugin(call: PluginCall, bounds: PluginBounds): Promise<ExecToken> {
-  const who = `credential plugin ${call.provider} (${call.command}) for ClusterProfile ${call.profile}`;
+  const who = pluginRunName(call);
   return new Promise<ExecToken>((resolve, reject) => {
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
@@ -67,7 +71,16 @@ export function runExecPlugin(call: PluginCall, bounds: PluginBounds): Promise<E
         child.kill('SIGKILL');
       }
     };
-    const timer = setTimeout(() => kill(`still running after ${bounds.timeoutMs} ms: killed`), bounds.timeoutMs);
+    let exited: string | undefined;
+    child.on('exit', (code, signal) => (exited = code === null ? `signal ${signal ?? '?'}` : `code ${code}`));
+    // Settles here too: 'close' waits for the output pipes, which a process the plugin started
+    // in a session of its own (out of reach of the group kill) may hold open for ever.
+    const timer = setTimeout(() => {
+      kill(exited === undefined ? `still running after ${bounds.timeoutMs} ms: killed` : `exited with ${exited}, but a process it started still held its standard output after ${bounds.timeoutMs} ms`);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      done(failure);
+    }, bounds.timeoutMs);
     timer.unref();
     child.stdout.on('data', (chunk: Buffer) => {
       stdoutBytes += chunk.length;
@@ -99,9 +112,9 @@ export function runExecPlugin(call: PluginCall, bounds: PluginBounds): Promise<E
   });
 }
 
-/** The plugin's standard error on one line, for messages (its own error text). */
+/** The plugin's standard error on one line, for messages (its own error text, control characters escaped). */
 function stderrExcerpt(b: Buffer): string {
-  return b.toString('utf8').replace(/\s+/g, ' ').trim().slice(0, 500);
+  return escapeControl(b.toString('utf8').replace(/\s+/g, ' ').trim().slice(0, 500));
 }
 
 /** An ExecCredential's token and expiry, or what is wrong with the output (never quoting it). */

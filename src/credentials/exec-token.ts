@@ -6,9 +6,10 @@
  * use until it expires. After a failed run with no usable token, requests fail
  * with that error (naming plugin and profile, never a token) until
  * retryAfterFailureMs has passed, so a broken plugin is not run on every request.
+ * A token printed already expired counts as a failed run.
  */
 import type { ExecPluginsConfig } from '../config/fleet-schema.js';
-import { type ExecToken, runExecPlugin } from './exec-plugin.js';
+import { ExecPluginError, type ExecToken, pluginRunName, runExecPlugin } from './exec-plugin.js';
 import type { PluginCall } from './provider-file.js';
 
 export type RefreshSettings = Pick<ExecPluginsConfig, 'refreshBeforeExpiryMs' | 'retryAfterFailureMs'>;
@@ -22,6 +23,13 @@ export interface ExecTokenSourceOptions {
   readonly now?: () => number;
   /** A refresh failed while the current token is still valid (the message names plugin and profile). */
   readonly onRefreshError?: (err: Error) => void;
+  /** Shared by the members' sources: how many plugins run at once. */
+  readonly slots?: RunGate;
+}
+
+/** What bounds how many plugins run at once (runtime/slots.ts): `run` waits for a free slot. */
+export interface RunGate {
+  run<T>(job: () => Promise<T>): Promise<T>;
 }
 
 /** What /debug shows of a member's credential: never the token. */
@@ -50,7 +58,9 @@ export class ExecTokenSource {
   private readonly now: () => number;
 
   constructor(private readonly o: ExecTokenSourceOptions) {
-    this.run = o.run ?? ((call) => runExecPlugin(call, o.settings));
+    const run = o.run ?? ((call: PluginCall) => runExecPlugin(call, o.settings));
+    const slots = o.slots;
+    this.run = slots ? (call) => slots.run(() => run(call)) : run;
     this.now = o.now ?? Date.now;
   }
 
@@ -95,20 +105,28 @@ export class ExecTokenSource {
 
   private refresh(): Promise<string> {
     this.runs++;
-    const running = this.run(this.o.call).then(
-      (t) => {
-        const obtained = this.now();
-        this.held = { token: t.token, expiresAt: t.expiresAt, refreshAt: refreshTime(obtained, t.expiresAt, this.o.settings.refreshBeforeExpiryMs) };
-        this.failure = undefined;
-        return t.token;
-      },
-      (err: unknown) => {
-        this.failures++;
-        const error = err instanceof Error ? err : new Error(String(err));
-        this.failure = { error, at: this.now() };
-        throw error;
-      },
-    );
+    const running = this.run(this.o.call)
+      .then((t) => {
+        // Kept, it would make every request run the plugin again.
+        if (t.expiresAt !== undefined && t.expiresAt <= this.now()) {
+          throw new ExecPluginError(`${pluginRunName(this.o.call)}: printed a token that had expired at ${new Date(t.expiresAt).toISOString()}, before it was obtained`);
+        }
+        return t;
+      })
+      .then(
+        (t) => {
+          const obtained = this.now();
+          this.held = { token: t.token, expiresAt: t.expiresAt, refreshAt: refreshTime(obtained, t.expiresAt, this.o.settings.refreshBeforeExpiryMs) };
+          this.failure = undefined;
+          return t.token;
+        },
+        (err: unknown) => {
+          this.failures++;
+          const error = err instanceof Error ? err : new Error(String(err));
+          this.failure = { error, at: this.now() };
+          throw error;
+        },
+      );
     this.running = running;
     const clear = (): void => {
       if (this.running === running) this.running = undefined;

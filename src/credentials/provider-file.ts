@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import type { AccessProvider, ProfileCluster } from '../sources/fleet/cluster-profile.js';
+import { type AccessProvider, type ProfileCluster, firstOf } from '../sources/fleet/cluster-profile.js';
 
 export type { AccessProvider, ProfileCluster };
 
@@ -125,7 +125,7 @@ export function planPluginCall(file: ProviderFile, profile: string, accessProvid
     const names = [...offered.keys()];
     return {
       ok: false,
-      message: `ClusterProfile ${profile}: none of its access providers (${names.join(', ') || 'none'}) is in the provider file ${file.path} (${file.providers.map((p) => p.name).join(', ') || 'empty'})`,
+      message: `ClusterProfile ${profile}: none of its access providers (${firstOf(names, 10, ', ') || 'none'}) is in the provider file ${file.path} (${file.providers.map((p) => p.name).join(', ') || 'empty'})`,
     };
   }
   const x = provider.execConfig;

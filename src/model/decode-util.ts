@@ -12,6 +12,11 @@ export type Raw = Record<string, unknown>;
 /** An HTTP header (or query parameter) name: an RFC 7230 token. */
 export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
 
+/** Text from another system as a message carries it: control characters (terminal escapes among them) escaped as \\uXXXX. */
+export function escapeControl(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export class DecodeContext {
   readonly errors: FieldError[] = [];
   constructor(

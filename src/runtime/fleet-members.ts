@@ -9,7 +9,9 @@
  *   file's plugin prints for it (no kubeconfig, no Secret on the hub);
  * - a profile removed (or no longer selected, or refused) stops its source,
  *   and the listener hears the member is gone (onRemoved);
- * - a changed connection (server, CA, plugin call) restarts the member;
+ * - a changed connection (server, CA, plugin call) restarts the member; its last
+ *   objects are kept (stale) until the new connection answered a first time, so a
+ *   wrong server or CA published on the hub does not take its pools away;
  * - a profile not ControlPlaneHealthy is an outage: the member's state is
  *   empty (its pools get no traffic) and its last objects are held back until
  *   it is healthy again; the reason is reported as the member's source error;
@@ -22,14 +24,14 @@ import type { ExportFleet } from '../controller/export-runtime.js';
 import { ExecTokenSource, type ExecTokenStatus } from '../credentials/exec-token.js';
 import { type ProviderFile, loadProviderFile, planPluginCall } from '../credentials/provider-file.js';
 import type { Logger } from '../log.js';
-import type { ClusterProfile, MemberPlan } from '../sources/fleet/cluster-profile.js';
+import { type ClusterProfile, type MemberPlan, firstOf } from '../sources/fleet/cluster-profile.js';
 import { memberKubeConfig } from '../sources/fleet/member-kubeconfig.js';
 import { ClusterProfileWatch, type HubStatus } from '../sources/fleet/profile-watch.js';
 import { KubernetesSource, REMOTE_KINDS, loadKubeConfig } from '../sources/kubernetes/index.js';
 import type { ObjectKind } from '../model/types.js';
 import type { ClusterState, SourceError, SourceListener } from '../sources/types.js';
 import { toSourceError } from './load-sources.js';
-import { StartSlots } from './start-slots.js';
+import { Slots } from './slots.js';
 
 /**
  * A member from a profile as routing sees it: the members template of fleet.clusterProfiles.
@@ -97,6 +99,8 @@ interface Running {
   readonly source: KubernetesSource;
   lastState: ClusterState | undefined;
   healthy: boolean;
+  /** The objects of the connection this one replaced, served (stale) until this one answered. */
+  carried: ClusterState | undefined;
 }
 
 export class FleetMembers {
@@ -108,7 +112,10 @@ export class FleetMembers {
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly cp: ClusterProfilesConfig;
-  private readonly slots: StartSlots;
+  /** Members connecting at once (members.startConcurrency). */
+  private readonly memberStarts: Slots;
+  /** Credential plugins running at once, across all members (plugins.maxConcurrentRuns). */
+  private readonly pluginRuns: Slots;
 
   constructor(
     private readonly config: RouterConfig,
@@ -119,7 +126,8 @@ export class FleetMembers {
     const cp = config.fleet.clusterProfiles;
     if (!cp) throw new Error('fleet.clusterProfiles is not configured');
     this.cp = cp;
-    this.slots = new StartSlots(cp.members.startConcurrency);
+    this.memberStarts = new Slots(cp.members.startConcurrency);
+    this.pluginRuns = new Slots(cp.plugins.maxConcurrentRuns);
   }
 
   /** Reads the provider file (a bad one rejects: the operator's input), lists the hub and starts the members it names. */
@@ -188,14 +196,19 @@ export class FleetMembers {
       const call = planPluginCall(this.providerFile, profile.ref, profile.accessProviders, profile.credentialProviders);
       if (!call.ok) {
         if (this.running.has(cluster)) await this.remove(cluster);
-        this.unserved.set(cluster, { cluster, profile: profile.ref, state: 'no-credentials', message: call.message });
-        this.listener.onError({ cluster, reason: 'auth', message: call.message, errors: [] });
+        const message = profile.problems.length > 0 ? `${call.message}; left out: ${firstOf(profile.problems, 5, '; ')}` : call.message;
+        this.unserved.set(cluster, { cluster, profile: profile.ref, state: 'no-credentials', message });
+        this.listener.onError({ cluster, reason: 'auth', message, errors: [] });
         continue;
       }
       this.unserved.delete(cluster);
       const key = JSON.stringify([call.call.command, call.call.args, call.call.env, call.call.execInfo, call.call.cluster]);
       const current = this.running.get(cluster);
-      if (current && current.key !== key) await this.remove(cluster);
+      let carried: ClusterState | undefined;
+      if (current && current.key !== key) {
+        carried = current.lastState;
+        await this.remove(cluster);
+      }
       const running = this.running.get(cluster);
       if (running) {
         this.setHealth(cluster, running, profile);
@@ -204,8 +217,9 @@ export class FleetMembers {
       starts.push(this.add(cluster, profile, key, new ExecTokenSource({
         call: call.call,
         settings: this.cp.plugins,
+        slots: this.pluginRuns,
         onRefreshError: (err) => this.logger.warn({ cluster }, `token refresh failed, the current token is used until it expires: ${err.message}`),
-      })));
+      }), carried));
     }
     for (const cluster of [...this.running.keys(), ...this.unserved.keys()]) {
       if (!wanted.has(cluster)) await this.remove(cluster);
@@ -214,7 +228,7 @@ export class FleetMembers {
     await Promise.all(starts);
   }
 
-  private async add(cluster: string, profile: ClusterProfile, key: string, tokens: ExecTokenSource): Promise<void> {
+  private async add(cluster: string, profile: ClusterProfile, key: string, tokens: ExecTokenSource, carried?: ClusterState): Promise<void> {
     const m = this.cp.members;
     const log = this.logger.child({ cluster });
     const source = new KubernetesSource({
@@ -227,12 +241,15 @@ export class FleetMembers {
       ...(m.burst !== undefined ? { burst: m.burst } : {}),
       logger: log,
     });
-    const entry: Running = { profile, key, tokens, source, lastState: undefined, healthy: profile.health.healthy };
+    const entry: Running = { profile, key, tokens, source, lastState: undefined, healthy: profile.health.healthy, carried };
     this.running.set(cluster, entry);
     log.info({ profile: profile.ref, provider: tokens.call.provider, server: tokens.call.cluster.server }, 'fleet member added');
     const forward: SourceListener = {
-      onState: (s) => {
+      onState: (fresh) => {
         if (this.running.get(cluster) !== entry) return;
+        let s = fresh;
+        if (entry.carried && s.stale) s = { ...s, objects: entry.carried.objects, errors: entry.carried.errors };
+        else entry.carried = undefined;
         entry.lastState = s;
         if (entry.healthy || this.listener.onHealth) this.listener.onState(s);
       },
@@ -241,7 +258,7 @@ export class FleetMembers {
       },
     };
     // A member removed (or the fleet stopped) while it waited for its slot never starts.
-    const started = this.slots.run(() => (this.running.get(cluster) === entry && !this.stopped ? source.start(forward) : Promise.resolve())).catch((err: unknown) => {
+    const started = this.memberStarts.run(() => (this.running.get(cluster) === entry && !this.stopped ? source.start(forward) : Promise.resolve())).catch((err: unknown) => {
       if (this.running.get(cluster) === entry) this.listener.onError(toSourceError(cluster, err));
     });
     this.listener.onSource?.(cluster, source, started);

@@ -2,7 +2,8 @@
  * A push/pull ClusterSet of API-server stand-ins: one hub, one server per member,
  * and export agents in the members. The hub enforces the RBAC of
  * deploy/rbac/export-agent-hub.yaml (one copy per member), as a real hub would:
- * each agent's hub token is its member's ServiceAccount there.
+ * each agent's hub token is its member's ServiceAccount there; the manifest's
+ * ResourceQuotas are applied too.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.j
 import type { ExportAgentHandle } from '../../src/controller/export-agent.js';
 import { startExportAgentFromConfig } from '../../src/controller/export-agent-runtime.js';
 import { EXPORT_ANNOTATION } from '../../src/model/types.js';
-import { KubeApiServer, writeKubeconfig, type RequestRecord } from '../harness/kube-apiserver.js';
+import { KubeApiServer, writeKubeconfig, type ObjectCountQuota, type RequestRecord } from '../harness/kube-apiserver.js';
 import { pool, silent } from '../sources/kubernetes/kube-fixtures.js';
 
 export const AGENT = 'mcip-router.dev/export-agent';
@@ -54,6 +55,15 @@ export function rbacAuthorizer(yamlText: string): (token: string, r: RequestReco
   };
 }
 
+/** The ResourceQuotas' object counts in manifests. */
+export function resourceQuotas(yamlText: string): ObjectCountQuota[] {
+  type Quota = { kind: string; metadata: { name: string; namespace: string }; spec?: { hard?: Record<string, string | number> } };
+  return parseAllDocuments(yamlText)
+    .map((d) => d.toJSON() as Quota)
+    .filter((d) => d?.kind === 'ResourceQuota')
+    .map((d) => ({ name: d.metadata.name, namespace: d.metadata.namespace, hard: Object.fromEntries(Object.entries(d.spec?.hard ?? {}).map(([k, v]) => [k, Number(v)])) }));
+}
+
 export const hubToken = (member: string): string => `system:serviceaccount:mcip-member-${member}:mcip-export-agent`;
 
 export class PushPullEnv {
@@ -69,7 +79,9 @@ export class PushPullEnv {
     this.dir = await mkdtemp(join(tmpdir(), 'mcip-pushpull-'));
     await this.hub.start();
     const rbac = readFileSync(HUB_RBAC, 'utf8');
-    this.hub.authorize(rbacAuthorizer(this.names.map((n) => rbac.replaceAll('cluster-a', n)).join('\n---\n')));
+    const copies = this.names.map((n) => rbac.replaceAll('cluster-a', n)).join('\n---\n');
+    this.hub.authorize(rbacAuthorizer(copies));
+    for (const q of resourceQuotas(copies)) this.hub.quota(q);
     for (const name of this.names) {
       const server = new KubeApiServer();
       await server.start();

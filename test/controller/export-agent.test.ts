@@ -5,6 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silent, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
+import { ExportConfigError } from '../../src/controller/export-runtime.js';
+import { clusterProperty } from '../sources/identity/about-fixtures.js';
 import { hubToken, PushPullEnv, rbacAuthorizer, verbOf } from './export-agent-fixtures.js';
 import { rbacGrants, rbacRequests } from './export-fixtures.js';
 import { readFileSync } from 'node:fs';
@@ -58,6 +60,17 @@ describe('export agent (push/pull)', () => {
     expect(used.filter((u) => !granted.has(u))).toEqual([]);
   });
 
+  it("its cluster's About API naming another cluster: the agent does not start, naming both, and writes nothing here or on the hub", async () => {
+    env.server('cluster-a').create('clusterproperties', clusterProperty('cluster-east'));
+    env.exportPool('cluster-a', 'llm');
+    const err = await env.agent('cluster-a').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ExportConfigError);
+    expect((err as Error).message).toMatch(/^cluster name mismatch: config clusterName "cluster-a" \(the router config\) differs from "cluster-east" \(the About API of cluster cluster-a/);
+    await sleep(300);
+    expect(env.hub.writes()).toEqual([]);
+    expect(env.server('cluster-a').writes()).toEqual([]);
+  });
+
   it('the hub RBAC limits an agent to its own namespace: a write into another member\'s namespace is refused', async () => {
     const allowed = rbacAuthorizer(readFileSync('deploy/rbac/export-agent-hub.yaml', 'utf8'));
     const req = (namespace: string, method: string) => ({ method, plural: 'memberexportrecords', namespace, name: 'x', watch: false });
@@ -66,6 +79,20 @@ describe('export agent (push/pull)', () => {
     expect(allowed(hubToken('cluster-a'), { method: 'GET', plural: 'memberexportrecords', watch: true })).toBe(true);
     expect(allowed(hubToken('cluster-a'), { method: 'GET', plural: 'configmaps', watch: false })).toBe(false);
     expect(verbOf({ method: 'DELETE', watch: false })).toBe('delete');
+  });
+
+  it('a member cannot fill the hub with records: its namespace holds one record (ResourceQuota), its own', async () => {
+    await startAll();
+    await waitFor(() => env.hub.get('memberexportrecords', 'mcip-member-cluster-a', 'cluster-a') !== undefined, 10_000, "cluster-a's record");
+    // cluster-a's hub credential, used by hand: a second record in its own namespace.
+    const res = await fetch(`${env.hub.url}/apis/mcip-router.dev/v1alpha1/namespaces/mcip-member-cluster-a/memberexportrecords`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hubToken('cluster-a')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'mcip-router.dev/v1alpha1', kind: 'MemberExportRecord', metadata: { name: 'filler-1' }, spec: { formatVersion: 1, cluster: 'cluster-a', renewTime: new Date().toISOString() } }),
+    });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { message: string }).message).toMatch(/exceeded quota: mcip-export-agent-records, requested: count\/memberexportrecords.mcip-router.dev=1, used: count\/memberexportrecords.mcip-router.dev=1, limited: count\/memberexportrecords.mcip-router.dev=1$/);
+    expect(env.hub.get('memberexportrecords', 'mcip-member-cluster-a', 'filler-1')).toBeUndefined();
   });
 
   it('an unexport removes our entry at once and the import after the grace, everywhere', async () => {
@@ -103,7 +130,7 @@ describe('export agent (push/pull)', () => {
   it('a forged record is refused: another member\'s name in a member\'s namespace, or a namespace that is no member\'s', async () => {
     const [, b] = await startAll();
     env.hub.create('memberexportrecords', {
-      metadata: { namespace: 'mcip-member-cluster-c', name: 'cluster-a' },
+      metadata: { namespace: 'mcip-member-cluster-d', name: 'cluster-a' },
       spec: { formatVersion: 1, cluster: 'cluster-a', renewTime: new Date().toISOString(), exports: [{ namespace: 'default', name: 'forged' }] },
     });
     env.hub.create('memberexportrecords', {
@@ -118,11 +145,11 @@ describe('export agent (push/pull)', () => {
     await waitFor(importedEverywhere('llm', ['cluster-a']), 10_000, 'the genuine export');
     await waitFor(() => b!.debug().hub.refused.length === 3, 10_000, 'refused');
     const refused = b!.debug().hub.refused;
-    expect(refused.find((e) => e.object === 'MemberExportRecord mcip-member-cluster-c/cluster-a')).toMatchObject({ path: 'spec.cluster', reason: 'ClusterMismatch' });
+    expect(refused.find((e) => e.object === 'MemberExportRecord mcip-member-cluster-d/cluster-a')).toMatchObject({ path: 'spec.cluster', reason: 'ClusterMismatch' });
     expect(refused.find((e) => e.object === 'MemberExportRecord kube-system/cluster-z')).toMatchObject({ path: 'metadata.namespace', reason: 'ForeignNamespace' });
     expect(refused.find((e) => e.object === 'MemberExportRecord mcip-member-cluster-y/cluster-y')).toMatchObject({ path: 'spec.formatVersion', reason: 'UnknownFormat' });
     for (const n of ['forged', 'elsewhere', 'future']) expect(MEMBERS.map((m) => env.server(m).get('inferencepoolimports', 'default', n))).toEqual([undefined, undefined, undefined]);
-    // Neither the forged cluster-a nor cluster-z or cluster-y became a member: own first, then the genuine ones.
+    // Neither the forged cluster-a (in cluster-d's namespace: cluster-c's holds its own record only) nor cluster-z or cluster-y became a member: own first, then the genuine ones.
     expect(b!.debug().members.map((m) => m.name)).toEqual(['cluster-b', 'cluster-a', 'cluster-c']);
   });
 

@@ -119,6 +119,19 @@ describe('runExecPlugin', () => {
     await eventually(() => expect([alive(plugin), alive(child)]).toEqual([false, false]), 3_000);
   });
 
+  it('a plugin that exits but leaves a process of its own session holding its output fails at the bound instead of never settling', async () => {
+    const pids = join(dir, 'daemonizing-pids.json');
+    const t0 = Date.now();
+    const run = runExecPlugin(callFor('daemonizing.mjs', { args: [pids] }), { ...bounds, timeoutMs: 1_500 });
+    const guard = new Promise<string>((r) => setTimeout(() => r('never settled'), 8_000).unref());
+    const message = await Promise.race([failure(run), guard]);
+    const { helper } = JSON.parse(readFileSync(pids, 'utf8')) as { helper: number };
+    started.push(helper);
+    expect(message).toMatch(/: exited with code 0, but a process it started still held its standard output after 1500 ms$/);
+    expect(message).not.toContain('token-daemonizing');
+    expect(Date.now() - t0).toBeLessThan(6_000);
+  });
+
   it('output that is not a usable ExecCredential is refused without repeating it', async () => {
     const cases: [string, RegExp][] = [
       ['text', /printed 34 bytes that are not JSON \(expected an ExecCredential\)$/],
@@ -134,6 +147,12 @@ describe('runExecPlugin', () => {
       expect(message, mode).toMatch(expected);
       expect(message, mode).not.toMatch(/secret-token|BEGIN CERTIFICATE|xxxx/);
     }
+  });
+
+  it("escapes control characters of a plugin's standard error in its message: no terminal escapes reach the logs", async () => {
+    const message = await failure(runExecPlugin(callFor('garbage.mjs', { args: ['stderr-escapes'] }), bounds));
+    expect(message).toMatch(/: exited with code 1: \\u001b\[2J\\u001b\]0;owned\\u0007 cannot reach the token service$/);
+    expect(message).not.toMatch(/[\u0000-\u001f\u007f]/);
   });
 
   it('a command that does not exist is a clear error', async () => {

@@ -22,6 +22,13 @@ export interface RequestRecord {
   readonly contentType?: string;
 }
 
+/** A ResourceQuota's `count/<resource>.<group>` limits in one namespace. */
+export interface ObjectCountQuota {
+  readonly name: string;
+  readonly namespace: string;
+  readonly hard: Readonly<Record<string, number>>;
+}
+
 /** Answers a request in the stand-in's place. */
 export type Responder = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -45,6 +52,8 @@ export interface ApiState {
   readonly forbidden: ReadonlySet<string>;
   /** RBAC: whether the bearer token may make this request (absent: everything allowed). */
   readonly authorize?: (token: string, r: RequestRecord) => boolean;
+  /** ResourceQuotas' object counts, checked on create after authorization as quota admission does. */
+  readonly quotas: readonly ObjectCountQuota[];
   runHooks(ctx: WriteContext): Promise<void>;
   /** True when this request is to be read and never answered (the connection stays open). */
   hangs(r: RequestRecord): boolean;
@@ -134,6 +143,7 @@ export async function handleRequest(s: ApiState, req: IncomingMessage, res: Serv
     if (req.method === 'GET') return send(res, 200, list(s.store, def, namespace, url.searchParams));
     if (req.method === 'POST') {
       const obj = body as KubeObj;
+      admitCount(s, def, namespace ?? '', String(obj?.metadata?.name ?? ''));
       await s.runHooks({ method: 'POST', plural: def.plural, namespace: namespace ?? '', name: String(obj?.metadata?.name ?? '') });
       return send(res, 201, s.store.create(def, { ...obj, metadata: { ...obj.metadata, ...(namespace ? { namespace } : {}) } }));
     }
@@ -160,6 +170,19 @@ export async function handleRequest(s: ApiState, req: IncomingMessage, res: Serv
     return send(res, 200, s.store.update(def, obj, sub));
   }
   throw new ApiError(405, 'MethodNotAllowed', `${req.method} is not supported`);
+}
+
+/** Object count quota: a create past a ResourceQuota's hard count is refused as kube-apiserver refuses it. */
+function admitCount(s: ApiState, def: ResourceDef, namespace: string, name: string): void {
+  const key = `count/${def.plural}${def.group ? `.${def.group}` : ''}`;
+  for (const q of s.quotas) {
+    const limit = q.hard[key];
+    if (q.namespace !== namespace || limit === undefined) continue;
+    const used = s.store.list(def.plural, namespace).length;
+    if (used + 1 > limit) {
+      throw new ApiError(403, 'Forbidden', `${def.plural}${def.group ? `.${def.group}` : ''} "${name}" is forbidden: exceeded quota: ${q.name}, requested: ${key}=1, used: ${key}=${used}, limited: ${key}=${limit}`);
+    }
+  }
 }
 
 function applyPatch(def: ResourceDef, before: KubeObj, type: string, body: unknown): Json {

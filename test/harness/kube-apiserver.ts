@@ -13,13 +13,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import type { ApiState, RequestRecord, Responder, WriteContext } from './kube-apiserver-http.js';
+import type { ApiState, ObjectCountQuota, RequestRecord, Responder, WriteContext } from './kube-apiserver-http.js';
 import { handleRequest, sendError } from './kube-apiserver-http.js';
 import type { KubeObj, ResourceDef } from './kube-apiserver-store.js';
 import { KubeStore, RESOURCES } from './kube-apiserver-store.js';
 import type { WatchStream } from './kube-apiserver-watch.js';
 
-export { RESOURCES, type KubeObj, type RequestRecord, type Responder, type WriteContext };
+export { RESOURCES, type KubeObj, type ObjectCountQuota, type RequestRecord, type Responder, type WriteContext };
 export { writeKubeconfig, type KubeconfigOptions } from './kube-apiserver-kubeconfig.js';
 
 /** A LIST request (for hang()). */
@@ -43,6 +43,7 @@ export class KubeApiServer {
   private readonly watches = new Set<WatchStream>();
   private readonly uninstalled = new Set<string>();
   private readonly forbidden = new Set<string>();
+  private readonly quotas: ObjectCountQuota[] = [];
   private readonly writeHooks: ((ctx: WriteContext) => void | Promise<void>)[] = [];
   private readonly hangFilters = new Set<(r: RequestRecord) => boolean>();
   private readonly responders = new Set<{ filter: (r: RequestRecord) => boolean; respond: Responder }>();
@@ -155,6 +156,11 @@ export class KubeApiServer {
    */
   authorize(allowed: ((token: string, r: RequestRecord) => boolean) | undefined): void {
     this.authorizer = allowed;
+  }
+
+  /** A ResourceQuota's object counts (`count/<resource>.<group>`): creates past them get 403, as quota admission answers. */
+  quota(q: ObjectCountQuota): void {
+    this.quotas.push(q);
   }
 
   /** Every request for the resource gets 403 until allow(). Open watches end. */
@@ -275,6 +281,7 @@ export class KubeApiServer {
       watchLagMs: () => this.watchLagMs,
       uninstalled: this.uninstalled,
       forbidden: this.forbidden,
+      quotas: this.quotas,
       ...(this.authorizer ? { authorize: this.authorizer } : {}),
       runHooks: async (ctx) => {
         for (const h of [...this.writeHooks]) await h(ctx);

@@ -113,6 +113,25 @@ describe('FleetMembers', () => {
     expect(f.debug().members[0]?.state).toBe('serving');
   });
 
+  it('a profile whose connection changes keeps its last objects (stale) until the new connection answers', async () => {
+    await member('cluster-a');
+    hub.create('clusterprofiles', profileFor('cluster-a'));
+    await startFleet();
+    expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
+    // The hub publishes a CA that does not sign the member's certificate: the new connection fails TLS.
+    const otherCa = createTestCa('not the member CA');
+    try {
+      hub.updateStatus('clusterprofiles', profileFor('cluster-a', { caData: otherCa.cert.toString('base64') }));
+      await eventually(() => expect(rec.states.get('cluster-a')?.stale).toBe(true), 10_000);
+      expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
+    } finally {
+      otherCa.remove();
+    }
+    hub.updateStatus('clusterprofiles', profileFor('cluster-a'));
+    members.get('cluster-a')!.create('inferencepools', pool('after-fix'));
+    await eventually(() => expect([rec.states.get('cluster-a')?.stale, rec.pools('cluster-a')]).toEqual([false, ['after-fix', 'cluster-a-pool']]), 10_000);
+  });
+
   it('refuses a second profile claiming a cluster and a profile naming a static member; keeps serving the first', async () => {
     await member('cluster-a');
     hub.create('clusterprofiles', profileFor('cluster-a'));
@@ -138,6 +157,35 @@ describe('FleetMembers', () => {
     expect(rec.states.has('cluster-b')).toBe(false);
     expect(f.debug().members.find((m) => m.cluster === 'cluster-x')).toMatchObject({ state: 'no-credentials', message: expect.stringMatching(/none of its access providers \(cp-creds\)/) });
     expect(rec.errors.find((e) => e.cluster === 'cluster-x')?.reason).toBe('auth');
+  });
+
+  it('a profile whose every access provider was left out says why each was, naming the field', async () => {
+    const profile = profileFor('cluster-a');
+    const provider = profile.status.accessProviders[0]!;
+    hub.create('clusterprofiles', { ...profile, status: { ...profile.status, accessProviders: [{ ...provider, cluster: { ...provider.cluster, 'proxy-url': 42 } }] } });
+    const f = await startFleet();
+    const message = 'ClusterProfile fleet-system/cluster-a: none of its access providers (none) is in the provider file';
+    expect(f.debug().members[0]).toMatchObject({ cluster: 'cluster-a', state: 'no-credentials' });
+    expect(f.debug().members[0]?.message).toContain(message);
+    expect(f.debug().members[0]?.message).toMatch(/; left out: status.accessProviders\[0\]: access provider secretreader: cluster.proxy-url is not a string$/);
+    expect(rec.errors.find((e) => e.cluster === 'cluster-a')?.message).toBe(f.debug().members[0]?.message);
+  });
+
+  it("a profile with many access providers left out: the member's error names the first five and counts the rest", async () => {
+    const profile = profileFor('cluster-a');
+    const provider = profile.status.accessProviders[0]!;
+    const broken = Array.from({ length: 2_000 }, (_, i) => ({ ...provider, name: `p${i}`, cluster: { ...provider.cluster, 'proxy-url': 42 } }));
+    hub.create('clusterprofiles', { ...profile, status: { ...profile.status, accessProviders: broken } });
+    const other = profileFor('cluster-b');
+    const unknown = Array.from({ length: 2_000 }, (_, i) => ({ ...provider, name: `unknown-${i}`, cluster: { ...provider.cluster, server: `https://b${i}.example` } }));
+    hub.create('clusterprofiles', { ...other, status: { ...other.status, accessProviders: unknown } });
+    const f = await startFleet();
+    const message = f.debug().members[0]?.message ?? '';
+    expect(message).toMatch(/; left out: status.accessProviders\[0\]: access provider p0: cluster.proxy-url is not a string; .*status.accessProviders\[4\]: access provider p4: .* and 1995 more$/);
+    expect(message.length).toBeLessThan(1_000);
+    const offered = f.debug().members[1]?.message ?? '';
+    expect(offered).toMatch(/^ClusterProfile fleet-system\/cluster-b: none of its access providers \(unknown-0, unknown-1, .*unknown-9 and 1990 more\) is in the provider file /);
+    expect(offered.length).toBeLessThan(1_000);
   });
 
   it('a token the member refuses (401) is fetched again from the plugin', async () => {

@@ -27,6 +27,14 @@
   verbs: ["get", "patch"]
 {{- end }}
 
+{{/* A controller reads its own cluster's name in the ClusterSet (About API) at start. */}}
+{{- define "mcip-router.aboutNameRule" -}}
+- apiGroups: ["about.k8s.io"]
+  resources: ["clusterproperties"]
+  resourceNames: ["cluster.clusterset.k8s.io"]
+  verbs: ["get"]
+{{- end }}
+
 {{/* The export agent's (push/pull topology) Deployment, ServiceAccount, RBAC and config share this name. */}}
 {{- define "mcip-router.agentName" -}}
 {{- printf "%s-export-agent" (include "mcip-router.fullname" .) | trunc 63 | trimSuffix "-" }}

@@ -11,13 +11,15 @@
  * - How to reach it: `status.accessProviders[]` and the older
  *   `status.credentialProviders[]`, each `{name, cluster}` with a kubeconfig
  *   Cluster. An entry that names a file on the reader's host
- *   (`certificate-authority`) or whose server is no http(s) URL is left out
- *   with a message.
+ *   (`certificate-authority`), whose server is no http(s) URL, whose proxy is
+ *   no http(s) or socks URL, or whose fields have the wrong type is left out
+ *   with a message naming the field.
  * - Claims: one member name and one API server belong to one profile. The
  *   earliest profile (creation time, then namespace/name) keeps a claim; a later
  *   one, and one naming a static member (clusters[]), is refused.
  */
 import { objectName } from '../../config/addresses.js';
+import { escapeControl } from '../../model/decode-util.js';
 
 export const CLUSTER_PROFILE_GROUP = 'multicluster.x-k8s.io';
 /** The About API property naming the cluster in its ClusterSet. */
@@ -108,13 +110,28 @@ export function decodeClusterProfile(raw: Raw): DecodedProfile {
   };
 }
 
+/** Longest piece of a condition's text a message carries. */
+const CONDITION_TEXT_CHARS = 256;
+
+/** A condition's text as messages carry it: cut, control characters (terminal escapes among them) escaped. */
+function conditionText(v: unknown): string | undefined {
+  const s = str(v);
+  if (!s) return undefined;
+  const cut = s.length > CONDITION_TEXT_CHARS ? `${s.slice(0, CONDITION_TEXT_CHARS)}…` : s;
+  return escapeControl(cut);
+}
+
 function healthOf(conditions: unknown[]): ProfileHealth {
   const find = (type: string): Raw | undefined => conditions.map(obj).find((c) => c?.type === type);
-  const describe = (c: Raw, healthy: boolean): ProfileHealth => ({
-    healthy,
-    reason: str(c.reason) ?? '',
-    message: `${String(c.type)} is ${String(c.status)}${str(c.reason) ? ` (${str(c.reason)})` : ''}${str(c.message) ? `: ${str(c.message)}` : ''}`,
-  });
+  const describe = (c: Raw, healthy: boolean): ProfileHealth => {
+    const reason = conditionText(c.reason);
+    const message = conditionText(c.message);
+    return {
+      healthy,
+      reason: reason ?? '',
+      message: `${String(c.type)} is ${conditionText(String(c.status)) ?? ''}${reason ? ` (${reason})` : ''}${message ? `: ${message}` : ''}`,
+    };
+  };
   const joined = find(CONDITION_JOINED);
   if (joined && joined.status === 'False') return describe(joined, false);
   const cp = find(CONDITION_CONTROL_PLANE_HEALTHY);
@@ -122,12 +139,26 @@ function healthOf(conditions: unknown[]): ProfileHealth {
   return describe(cp, cp.status === 'True');
 }
 
+/** An access provider's name as provider files spell them (e.g. open-cluster-management, secretreader). */
+const PROVIDER_NAME = /^[A-Za-z0-9][-A-Za-z0-9_./]{0,252}$/;
+
+/** The proxy schemes the Kubernetes client connects through. */
+const PROXY_SCHEMES = new Set(['http:', 'https:', 'socks4:', 'socks4a:', 'socks5:', 'socks5h:']);
+const urlScheme = (u: string): string => {
+  try {
+    return new URL(u).protocol;
+  } catch {
+    return '';
+  }
+};
+
 const CLUSTER_FIELDS = ['server', 'certificate-authority-data', 'tls-server-name', 'insecure-skip-tls-verify', 'proxy-url', 'disable-compression', 'extensions'] as const;
 
 function decodeAccessProvider(entry: unknown): AccessProvider | string {
   const e = obj(entry);
   const name = str(e?.name);
   if (!e || !name) return 'no name';
+  if (!PROVIDER_NAME.test(name)) return 'name is not a provider name (letters, digits, "-", "_", ".", "/"; at most 253)';
   const c = obj(e.cluster);
   const where = `access provider ${name}: cluster`;
   if (!c) return `${where} is missing`;
@@ -142,6 +173,9 @@ function decodeAccessProvider(entry: unknown): AccessProvider | string {
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return `${where}.server is not an http(s) URL`;
   const ca = c['certificate-authority-data'];
   if (ca !== undefined && (typeof ca !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(ca))) return `${where}.certificate-authority-data is not base64`;
+  for (const f of ['proxy-url', 'tls-server-name'] as const) if (c[f] !== undefined && typeof c[f] !== 'string') return `${where}.${f} is not a string`;
+  for (const f of ['insecure-skip-tls-verify', 'disable-compression'] as const) if (c[f] !== undefined && typeof c[f] !== 'boolean') return `${where}.${f} is not a boolean`;
+  if (typeof c['proxy-url'] === 'string' && !PROXY_SCHEMES.has(urlScheme(c['proxy-url']))) return `${where}.proxy-url is not an http(s) or socks URL`;
   const extensions = list(c.extensions).flatMap((x) => {
     const n = str(obj(x)?.name);
     return n === undefined ? [] : [{ name: n, extension: obj(x)?.extension }];
@@ -149,6 +183,11 @@ function decodeAccessProvider(entry: unknown): AccessProvider | string {
   const cluster: Record<string, unknown> = {};
   for (const f of CLUSTER_FIELDS) if (c[f] !== undefined && f !== 'extensions') cluster[f] = c[f];
   return { name, cluster: { ...(cluster as unknown as ProfileCluster), ...(extensions.length > 0 ? { extensions } : {}) } };
+}
+
+/** The first `n` of a profile's items for a message, and how many more there are. */
+export function firstOf(items: readonly string[], n: number, separator: string): string {
+  return items.length > n ? `${items.slice(0, n).join(separator)} and ${items.length - n} more` : items.join(separator);
 }
 
 export interface MemberPlan {

@@ -45,6 +45,16 @@ describe('decodeClusterProfile', () => {
     expect(health([{ type: 'ControlPlaneHealthy', status: 'True', reason: 'OK' }, { type: 'Joined', status: 'False', reason: 'Left' }]).message).toBe('Joined is False (Left)');
   });
 
+  it("cuts a condition's text and escapes its control characters: a hub's 100 KB message or terminal escapes reach no log or terminal", () => {
+    const huge = `\u001b[2J\u001b]0;owned\u0007${'x'.repeat(100_000)}`;
+    const h = ok(clusterProfile('a', { conditions: [{ type: 'ControlPlaneHealthy', status: 'False', reason: `R\u001b[31m${'r'.repeat(5_000)}`, message: huge }] })).health;
+    expect(h.healthy).toBe(false);
+    expect(h.message.length).toBeLessThan(700);
+    expect(h.reason.length).toBeLessThan(300);
+    expect(`${h.message}${h.reason}`).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(h.message).toMatch(/^ControlPlaneHealthy is False \(R\\u001b\[31mr+…\): \\u001b\[2J\\u001b\]0;owned\\u0007x+…$/);
+  });
+
   it('leaves out access providers naming host files or without an http(s) server, and reads the older credentialProviders', () => {
     const p = ok({
       metadata: { name: 'a', namespace: 'fleet-system' },
@@ -65,6 +75,46 @@ describe('decodeClusterProfile', () => {
       'status.accessProviders[1]: access provider nourl: cluster.server is not an http(s) URL',
       'status.accessProviders[2]: access provider ca: cluster.certificate-authority-data is not base64',
     ]);
+  });
+
+  it('leaves out access providers whose cluster fields have the wrong type or an unusable proxy, naming the field', () => {
+    const p = ok({
+      metadata: { name: 'a', namespace: 'fleet-system' },
+      status: {
+        conditions: [{ type: 'ControlPlaneHealthy', status: 'True' }],
+        accessProviders: [
+          { name: 'p1', cluster: { server: 'https://a.example', 'proxy-url': 123 } },
+          { name: 'p2', cluster: { server: 'https://a.example', 'proxy-url': 'ftp://proxy.example' } },
+          { name: 'p3', cluster: { server: 'https://a.example', 'tls-server-name': { a: 1 } } },
+          { name: 'p4', cluster: { server: 'https://a.example', 'insecure-skip-tls-verify': 'true' } },
+          { name: 'p5', cluster: { server: 'https://a.example', 'disable-compression': 1 } },
+          { name: 'good', cluster: { server: 'https://a.example', 'proxy-url': 'http://proxy.example:3128', 'tls-server-name': 'a', 'insecure-skip-tls-verify': false } },
+        ],
+      },
+    });
+    expect(p.accessProviders.map((a) => a.name)).toEqual(['good']);
+    expect(p.problems).toEqual([
+      'status.accessProviders[0]: access provider p1: cluster.proxy-url is not a string',
+      'status.accessProviders[1]: access provider p2: cluster.proxy-url is not an http(s) or socks URL',
+      'status.accessProviders[2]: access provider p3: cluster.tls-server-name is not a string',
+      'status.accessProviders[3]: access provider p4: cluster.insecure-skip-tls-verify is not a boolean',
+      'status.accessProviders[4]: access provider p5: cluster.disable-compression is not a boolean',
+    ]);
+  });
+
+  it('leaves out access providers whose name is no provider name, without repeating it', () => {
+    const p = ok({
+      metadata: { name: 'a', namespace: 'fleet-system' },
+      status: {
+        conditions: [{ type: 'ControlPlaneHealthy', status: 'True' }],
+        accessProviders: [
+          { name: `evil\u001b[2J${'n'.repeat(100_000)}`, cluster: { server: 'https://a.example' } },
+          { name: 'open-cluster-management.io/cp-creds_v1', cluster: { server: 'https://a.example' } },
+        ],
+      },
+    });
+    expect(p.accessProviders.map((a) => a.name)).toEqual(['open-cluster-management.io/cp-creds_v1']);
+    expect(p.problems).toEqual(['status.accessProviders[0]: name is not a provider name (letters, digits, "-", "_", ".", "/"; at most 253)']);
   });
 });
 

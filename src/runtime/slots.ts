@@ -1,11 +1,12 @@
 /**
- * StartSlots: at most `size` jobs run at once; the others wait their turn in the
- * order they came. The fleet starts its members through it, so a hub naming 50
- * members does not open 150 lists and run 50 credential plugins in the same
- * instant: each member's first list (and first plugin run) waits for a free slot,
- * and the next member starts as soon as one ends, synced or not.
+ * Slots: at most `size` jobs run at once; the others wait their turn in the
+ * order they came. The fleet uses two: one for its members' starts, so a hub
+ * naming 50 members does not open 150 lists in the same instant (each member's
+ * first lists wait for a free slot, and the next member starts as soon as one's
+ * first list ends, synced or not), and one for credential plugin runs across
+ * all members.
  */
-export class StartSlots {
+export class Slots {
   private free: number;
   private readonly waiting: (() => void)[] = [];
 

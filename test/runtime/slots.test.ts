@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StartSlots } from '../../src/runtime/start-slots.js';
+import { Slots } from '../../src/runtime/slots.js';
 
 /** A job that runs until its release() is called. */
 function gate(): { job: () => Promise<string>; release: (v: string) => void; started: boolean } {
@@ -17,9 +17,9 @@ function gate(): { job: () => Promise<string>; release: (v: string) => void; sta
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-describe('StartSlots', () => {
+describe('Slots', () => {
   it('runs at most `size` jobs at once, the rest in the order they came', async () => {
-    const slots = new StartSlots(2);
+    const slots = new Slots(2);
     const gates = [gate(), gate(), gate(), gate()];
     const results = gates.map((g) => slots.run(g.job));
     await tick();
@@ -38,12 +38,12 @@ describe('StartSlots', () => {
   });
 
   it('gives the slot back when a job fails', async () => {
-    const slots = new StartSlots(1);
+    const slots = new Slots(1);
     await expect(slots.run(() => Promise.reject(new Error('no list')))).rejects.toThrow('no list');
     await expect(slots.run(() => Promise.resolve('next'))).resolves.toBe('next');
   });
 
   it('refuses a size that is not a positive integer', () => {
-    expect(() => new StartSlots(0)).toThrow(/positive integer, got 0/);
+    expect(() => new Slots(0)).toThrow(/positive integer, got 0/);
   });
 });
