@@ -11,7 +11,8 @@
  * The local cluster's name, and where it came from, is printed after the table; when it cannot
  * be decided (sources disagree, none names it) that is the one load error.
  */
-import { configuredName, type LoadedRouterConfig } from '../config/schema.js';
+import { type LoadedRouterConfig } from '../config/schema.js';
+import { configuredName } from '../config/local-name.js';
 import type { Logger } from '../log.js';
 import { configWarnings, formatWarnings } from '../signals/load-signal.js';
 import { planCandidate } from '../signals/plan.js';

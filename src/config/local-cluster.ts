@@ -8,11 +8,8 @@
  *   That entry may leave out its name: the name then comes from the local
  *   cluster's About API or its ClusterProfile on the hub.
  *
- * Once the name is known, withLocalName gives the config every later stage
- * reads: clusterName set and the local entry named by it.
+ * What the config says the name is, and the config named: local-name.ts.
  */
-import type { LoadedRouterConfig, RouterConfig } from './schema.js';
-
 export type LocalEntry = { readonly ok: true; readonly index: number } | { readonly ok: false; readonly path: readonly (string | number)[]; readonly message: string };
 
 interface Entry {
@@ -42,31 +39,4 @@ export function localEntry(cfg: { readonly clusterName?: unknown; readonly clust
     path: ['clusterName'],
     message: 'required when clusters[] has more than one entry: set clusterName, or mark the entry of the cluster the router runs in with local: true',
   };
-}
-
-/** The name the config gives the local cluster (clusterName, or the local entry's name), and where it is written. */
-export function configuredName(cfg: LoadedRouterConfig): { readonly value: string; readonly from: string } | undefined {
-  if (cfg.clusterName !== undefined) return { value: cfg.clusterName, from: `config clusterName "${cfg.clusterName}"` };
-  const at = localEntry(cfg);
-  const name = at.ok ? cfg.clusters[at.index]?.name : undefined;
-  return at.ok && name !== undefined ? { value: name, from: `config clusters[${at.index}].name "${name}"` } : undefined;
-}
-
-/** The config with the local cluster named `name`: clusterName and the local entry's name. */
-export function withLocalName(cfg: LoadedRouterConfig, name: string): RouterConfig {
-  const at = localEntry(cfg);
-  if (!at.ok) throw new Error(`the local cluster's entry: ${at.message}`);
-  const clusters = cfg.clusters.map((c, i) => {
-    const named = i === at.index ? name : c.name;
-    if (named === undefined) throw new Error(`clusters[${i}] has no name`);
-    return { ...c, name: named };
-  });
-  return { ...cfg, clusterName: name, clusters };
-}
-
-/** The config as the file names its local cluster (no About API or hub read); throws when the file leaves the name to them. */
-export function namedConfig(cfg: LoadedRouterConfig): RouterConfig {
-  const name = configuredName(cfg);
-  if (!name) throw new Error('the config does not name the local cluster (clusterName, or the local entry\'s name)');
-  return withLocalName(cfg, name.value);
 }

@@ -31,7 +31,6 @@ export * from './signals-schema.js';
 export * from './tracing-schema.js';
 export * from './endpoint-picker-schema.js';
 export * from './relay-schema.js';
-export * from './local-cluster.js';
 
 const MIB = 1024 * 1024;
 

@@ -3,7 +3,7 @@
  * optional NetworkPolicy: every file the rendered router config names is a key of a Secret
  * mounted read-only at that path, and values the operator set explicitly win.
  */
-import { namedConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';

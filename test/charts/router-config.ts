@@ -8,7 +8,8 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { CONFIG_ENV } from '../../src/cli/args.js';
 import { parseConfigText } from '../../src/config/load.js';
-import { routerConfigSchema, type RouterConfig, namedConfig } from '../../src/config/schema.js';
+import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { find, REPO, type K8sObject, type Obj, type Rendered } from './render-chart.js';
 
 /**

@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { namedConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { KubeObject } from '../../src/model/types.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
 import { loadManifests } from '../../src/sources/manifest-source.js';

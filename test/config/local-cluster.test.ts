@@ -1,7 +1,8 @@
 /** Which clusters[] entry is local, and when the config may leave its name open (YAML through parseConfigText). */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfigText } from '../../src/config/load.js';
-import { configuredName, controllerEnabled, namedConfig, withLocalName } from '../../src/config/schema.js';
+import { controllerEnabled } from '../../src/config/schema.js';
+import { configuredName, namedConfig, withLocalName } from '../../src/config/local-name.js';
 
 const parse = (yaml: string) => parseConfigText(`gateways: [{namespace: default, name: gw}]\n${yaml}`, 'router.yaml', '/etc/mcip-router');
 const issues = (yaml: string): string[] => {

@@ -4,7 +4,8 @@
  * leader election) -> the Gateway status duty's writes.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { routerConfigSchema, type RouterConfig, namedConfig } from '../../src/config/schema.js';
+import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { createGatewayStatusDuty, type GatewayStatusDuty } from '../../src/controller/gateway-controller.js';
 import { createGatewayStatusClient } from '../../src/controller/gateway-status-client.js';
 import type { RawCondition } from '../../src/controller/import-status.js';

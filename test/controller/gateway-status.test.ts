@@ -1,6 +1,7 @@
 /** The Gateway API status plan, pure: snapshot + local objects -> desired status per object. */
 import { describe, expect, it } from 'vitest';
-import { routerConfigSchema, type RouterConfig, namedConfig } from '../../src/config/schema.js';
+import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { gatewayAddresses, planGatewayStatuses, type GatewayClassView, type GatewayStatusInput } from '../../src/controller/gateway-status.js';
 import type { Gateway, KubeObject } from '../../src/model/types.js';
 import type { Diagnostic } from '../../src/snapshot/types.js';

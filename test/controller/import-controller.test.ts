@@ -3,7 +3,8 @@
  * builder -> import controller (two replicas, leader election) -> status writes.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { routerConfigSchema, type RouterConfig, namedConfig } from '../../src/config/schema.js';
+import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { RawControllerEntry } from '../../src/controller/import-status.js';
 import { KubeEnv, exportEntry, gateway, importObj, pool, route, service, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
 import { Replica } from './controller-replica.js';

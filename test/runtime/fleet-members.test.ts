@@ -7,7 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { namedConfig, routerConfigSchema } from '../../src/config/schema.js';
+import { routerConfigSchema } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { FleetMembers } from '../../src/runtime/fleet-members.js';
 import type { ClusterState, SourceError } from '../../src/sources/types.js';
 import type { KubeApiServer } from '../harness/kube-apiserver.js';

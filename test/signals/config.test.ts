@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { clusterSchema, namedConfig, routerConfigSchema } from '../../src/config/schema.js';
+import { clusterSchema, routerConfigSchema } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { planCandidate } from '../../src/signals/plan.js';
 import { eppTarget, parentTarget, signalsConfig, viaEpp, viaParent } from './fixtures.js';
 

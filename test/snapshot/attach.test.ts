@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/model/types.js';
-import { routerConfigSchema, namedConfig } from '../../src/config/schema.js';
+import { routerConfigSchema } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { Diagnostic } from '../../src/snapshot/types.js';
 import { build, config, gateway, listener, LOCAL, localPool, parentRef, poolRef, route, rule, servedGateway } from './fixtures.js';
 

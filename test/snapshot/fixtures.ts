@@ -3,7 +3,8 @@
  * normalised shapes of src/model/types.ts directly (defaults applied), so the
  * tests do not depend on the decoders.
  */
-import { routerConfigSchema, type RouterConfig, namedConfig } from '../../src/config/schema.js';
+import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import {
   EXPORT_ANNOTATION,
   GROUP_GATEWAY,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { routerConfigSchema, type RouterConfig, namedConfig } from '../../src/config/schema.js';
+import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { GatewayClass, InferencePool, KubeObject } from '../../src/model/types.js';
 import { formatRoutingTable } from '../../src/snapshot/describe.js';
 import { build, config, gateway, LOCAL, localPool, meta, NS, parentRef, pool, poolImport, service } from './fixtures.js';

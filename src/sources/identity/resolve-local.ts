@@ -7,7 +7,8 @@
  * before any source, snapshot or controller uses the name, in the router, the
  * export controller, the export agent and --check. Throws IdentityError.
  */
-import { configuredName, localEntry, withLocalName } from '../../config/local-cluster.js';
+import { localEntry } from '../../config/local-cluster.js';
+import { configuredName, withLocalName } from '../../config/local-name.js';
 import type { LoadedRouterConfig, RouterConfig } from '../../config/schema.js';
 import { type AboutName, type ClusterIdentity, IdentityError, type ProfileName, decideIdentity } from './cluster-identity.js';
 

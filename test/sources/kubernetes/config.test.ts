@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { controllerEnabled, namedConfig, routerConfigSchema } from '../../../src/config/schema.js';
+import { controllerEnabled, routerConfigSchema } from '../../../src/config/schema.js';
+import { namedConfig } from '../../../src/config/local-name.js';
 import { createObjectSource } from '../../../src/sources/create-source.js';
 import { KubernetesSource } from '../../../src/sources/kubernetes/kubernetes-source.js';
 import { ManifestSource } from '../../../src/sources/manifest-source.js';

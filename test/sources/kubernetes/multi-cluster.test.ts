@@ -5,7 +5,8 @@
  * served from stale objects until it returns.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { routerConfigSchema, type RouterConfig, namedConfig } from '../../../src/config/schema.js';
+import { routerConfigSchema, type RouterConfig } from '../../../src/config/schema.js';
+import { namedConfig } from '../../../src/config/local-name.js';
 import { buildSnapshot } from '../../../src/snapshot/build.js';
 import type { RoutingSnapshot } from '../../../src/snapshot/types.js';
 import { createObjectSource } from '../../../src/sources/create-source.js';
