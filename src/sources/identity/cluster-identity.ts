@@ -66,8 +66,8 @@ interface Claim {
   readonly where: string;
   /** The claim as quoted in a mismatch. */
   readonly quoted: string;
-  /** What to correct when this source is the odd one out. */
-  readonly fix: string;
+  /** What to correct when this source is the odd one out, `to` the other source's value. */
+  readonly fix: (to: string) => string;
 }
 
 const shown = (v: string): string => (v.length > 80 ? `${v.slice(0, 80)}...` : v);
@@ -78,18 +78,18 @@ export function decideIdentity(s: NameSources): ClusterIdentity {
   const notes: string[] = [];
   if (s.about?.state === 'found') {
     const where = `the About API of ${s.local} (ClusterProperty ${CLUSTER_NAME_PROPERTY}, ${ABOUT_GROUP}/${s.about.version})`;
-    claims.push({ value: s.about.value, where, quoted: `"${shown(s.about.value)}" (${where})`, fix: 'correct the ClusterProperty' });
+    claims.push({ value: s.about.value, where, quoted: `"${shown(s.about.value)}" (${where})`, fix: () => 'correct the ClusterProperty' });
   } else if (s.about) notes.push(`About API: ${s.about.message}`);
   if (s.profile?.state === 'found') {
     const where = s.profile.from;
-    claims.push({ value: s.profile.value, where, quoted: `"${shown(s.profile.value)}" (${where})`, fix: 'correct fleet.clusterProfiles.localProfile or the profile' });
+    claims.push({ value: s.profile.value, where, quoted: `"${shown(s.profile.value)}" (${where})`, fix: () => 'correct fleet.clusterProfiles.localProfile or the profile' });
   } else if (s.profile?.state === 'invalid') {
     throw new IdentityError(`cluster name: ${s.profile.message}; it cannot name this cluster (fleet.clusterProfiles.localProfile)`);
   } else if (s.profile) notes.push(`local ClusterProfile: ${s.profile.message}`);
   if (s.config) {
     const c = s.config;
-    const fix = c.from.startsWith('config clusterName') ? 'clusterName and its clusters[].name' : 'the local clusters[] entry\'s name';
-    claims.push({ value: c.value, where: c.from, quoted: `${c.from} (the router config)`, fix: `set ${fix} to` });
+    const field = c.from.startsWith('config clusterName') ? 'clusterName and its clusters[].name' : 'the local clusters[] entry\'s name';
+    claims.push({ value: c.value, where: c.from, quoted: `${c.from} (the router config)`, fix: (to) => `set ${field} to "${to}"` });
   }
   for (const c of claims) {
     if (!objectName.safeParse(c.value).success) {
@@ -110,8 +110,7 @@ export function decideIdentity(s: NameSources): ClusterIdentity {
       const hi = claims[i]!;
       const lo = claims[j]!;
       if (hi.value === lo.value) continue;
-      const hint = lo.fix.endsWith(' to') ? `${lo.fix} "${hi.value}", or ${hi.fix}` : `${lo.fix}, or ${hi.fix}`;
-      pairs.push(`${lo.quoted} differs from ${hi.quoted}; this cluster is "${hi.value}" in its ClusterSet: ${hint}`);
+      pairs.push(`${lo.quoted} differs from ${hi.quoted}; this cluster is "${hi.value}" in its ClusterSet: ${lo.fix(hi.value)}, or ${hi.fix(lo.value)}`);
     }
   }
   if (pairs.length > 0) throw new IdentityMismatchError(`cluster name mismatch: ${pairs.join('; and ')}`);
