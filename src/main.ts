@@ -80,7 +80,8 @@ async function serve(config: LoadedRouterConfig, logger: ReturnType<typeof creat
     router = await start(config, logger, role);
   } catch (err) {
     if (err instanceof StartupError) {
-      logger.fatal({ errors: err.errors }, 'cannot start: invalid or unreadable objects');
+      // Without source errors the message says what stopped it (the local cluster's name, the fleet hub).
+      logger.fatal({ errors: err.errors }, err.errors.length > 0 ? 'cannot start: invalid or unreadable objects' : `cannot start: ${err.message}`);
       process.stderr.write(`mcip-router: cannot start:\n${err.message}\n`);
       return 2;
     }
