@@ -219,6 +219,7 @@ export async function startRouter(loaded: LoadedRouterConfig, options: RouterOpt
     }
     const debugRoutes = routerDebugRoutes({
       config,
+      identity,
       store,
       signals,
       kubernetesSources,

@@ -69,8 +69,9 @@ describe('the cluster name and the About API', () => {
     const router = await startRouter(unnamed(), { logger: silent, processMetrics: false });
     try {
       expect(router.store.snapshot()?.clusters.map((c) => c.name)).toEqual(['cluster-east']);
-      const debug = (await (await fetch(`http://${router.adminAddress}/debug/sources`)).json()) as { kubernetes: Record<string, unknown> };
+      const debug = (await (await fetch(`http://${router.adminAddress}/debug/sources`)).json()) as { localCluster: unknown; kubernetes: Record<string, unknown> };
       expect(Object.keys(debug.kubernetes)).toEqual(['cluster-east']);
+      expect(debug.localCluster).toEqual({ name: 'cluster-east', from: 'the About API of the local cluster (clusters[0]) (ClusterProperty cluster.clusterset.k8s.io, about.k8s.io/v1beta1)' });
       expect(await (await fetch(`http://${router.adminAddress}/metrics`)).text()).toContain('mcip_cluster_stale{cluster="cluster-east"} 0');
     } finally {
       await router.shutdown();
