@@ -215,6 +215,8 @@ export const routerConfigSchema = z
     (cfg, ctx) => {
       const clusters: unknown[] = Array.isArray(cfg.clusters) ? cfg.clusters : [];
       const names = new Set<string>();
+      const at = localEntry(cfg);
+      if (!at.ok) ctx.addIssue({ code: 'custom', path: [...at.path], message: at.message });
       clusters.forEach((raw, i) => {
         const c = (raw ?? {}) as Partial<ClusterConfig>;
         if (typeof c.name === 'string') {
@@ -222,19 +224,14 @@ export const routerConfigSchema = z
             ctx.addIssue({ code: 'custom', path: ['clusters', i, 'name'], message: `duplicate cluster name "${c.name}"` });
           }
           names.add(c.name);
+        } else if (!(at.ok && at.index === i)) {
+          ctx.addIssue({ code: 'custom', path: ['clusters', i, 'name'], message: 'required (only the local cluster\'s entry may leave its name to its About API or ClusterProfile)' });
         }
         if ((c.manifests === undefined) === (c.kubernetes === undefined)) {
           ctx.addIssue({ code: 'custom', path: ['clusters', i], message: 'a cluster needs exactly one object source: manifests or kubernetes' });
         }
       });
-      const at = localEntry(cfg);
-      if (!at.ok) ctx.addIssue({ code: 'custom', path: [...at.path], message: at.message });
       const local = at.ok ? (clusters[at.index] as Partial<ClusterConfig> | undefined) : undefined;
-      clusters.forEach((raw, i) => {
-        if (typeof (raw as Partial<ClusterConfig> | undefined)?.name !== 'string' && !(at.ok && at.index === i)) {
-          ctx.addIssue({ code: 'custom', path: ['clusters', i, 'name'], message: 'required (only the local cluster\'s entry may leave its name to its About API or ClusterProfile)' });
-        }
-      });
       if (local && typeof cfg.clusterName !== 'string' && typeof local.name !== 'string' && local.kubernetes === undefined && typeof cfg.fleet?.clusterProfiles?.localProfile !== 'string') {
         ctx.addIssue({
           code: 'custom',
