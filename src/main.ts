@@ -10,7 +10,7 @@ import { parseCli, USAGE } from './cli/args.js';
 import { CHECK_LOAD_ERRORS, runCheck } from './cli/check.js';
 import { versionLine } from './build-info.js';
 import { ConfigError, loadConfig } from './config/load.js';
-import type { RouterConfig } from './config/schema.js';
+import type { LoadedRouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';
 
 /** A bug: an error nobody handled (sysexits' EX_SOFTWARE). */
@@ -36,7 +36,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'export-agent':
       break;
   }
-  let config: RouterConfig;
+  let config: LoadedRouterConfig;
   try {
     config = await loadConfig(cmd.configFile);
   } catch (err) {
@@ -60,15 +60,15 @@ export async function main(argv: readonly string[]): Promise<number> {
   return serve(config, createLogger(level), cmd.type === 'run' ? undefined : cmd.type);
 }
 
-async function start(config: RouterConfig, logger: ReturnType<typeof createLogger>, role: 'export-controller' | 'export-agent' | undefined): Promise<{ shutdown(): Promise<void> }> {
+async function start(config: LoadedRouterConfig, logger: ReturnType<typeof createLogger>, role: 'export-controller' | 'export-agent' | undefined): Promise<{ shutdown(): Promise<void> }> {
   if (role === undefined) return startRouter(config, { logger });
   const { serveExportController } = await import('./controller/export-serve.js');
   if (role === 'export-agent') return serveExportController(config, logger, true, 'agent');
-  const fleet = config.fleet.clusterProfiles ? (await import('./runtime/fleet-members.js')).exportFleet(config) : undefined;
+  const fleet = config.fleet.clusterProfiles ? (await import('./runtime/fleet-members.js')).exportFleet : undefined;
   return serveExportController(config, logger, true, 'controller', fleet);
 }
 
-async function serve(config: RouterConfig, logger: ReturnType<typeof createLogger>, role: 'export-controller' | 'export-agent' | undefined): Promise<number> {
+async function serve(config: LoadedRouterConfig, logger: ReturnType<typeof createLogger>, role: 'export-controller' | 'export-agent' | undefined): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
   // A thrown exception nobody caught is a bug: state may be inconsistent, so log it and exit for a restart.
   process.on('uncaughtException', (err) => {
@@ -80,7 +80,8 @@ async function serve(config: RouterConfig, logger: ReturnType<typeof createLogge
     router = await start(config, logger, role);
   } catch (err) {
     if (err instanceof StartupError) {
-      logger.fatal({ errors: err.errors }, 'cannot start: invalid or unreadable objects');
+      // Without source errors the message says what stopped it (the local cluster's name, the fleet hub).
+      logger.fatal({ errors: err.errors }, err.errors.length > 0 ? 'cannot start: invalid or unreadable objects' : `cannot start: ${err.message}`);
       process.stderr.write(`mcip-router: cannot start:\n${err.message}\n`);
       return 2;
     }

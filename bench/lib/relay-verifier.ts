@@ -9,17 +9,18 @@ import { MemberAnswerRules } from '../../src/config/answer-rules.js';
 import { DEFAULT_EXT_PROC } from '../../src/config/defaults.js';
 import { relaySchema } from '../../src/config/relay-schema.js';
 import { routerConfigSchema } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { CredentialFiles } from '../../src/credentials/credential-files.js';
 import { createRelayServer } from '../../src/relay/relay-server.js';
 import type { RoutingSnapshot } from '../../src/snapshot/types.js';
 
 export const fakeSnapshot = { clusters: [{ name: 'cluster-a' }, { name: 'cluster-b' }] } as unknown as RoutingSnapshot;
 export const rules = new MemberAnswerRules(
-  routerConfigSchema.parse({
+  namedConfig(routerConfigSchema.parse({
     clusterName: 'cluster-a',
     gateways: [{ namespace: 'n', name: 'g' }],
     clusters: ['cluster-a', 'cluster-b'].map((name) => ({ name, manifests: { paths: ['x'] }, eppAnswers: { destinations: { allow: ['10.0.0.0/8', '127.0.0.1/32'], deny: [] } } })),
-  }),
+  })),
 );
 
 /** The relay verifier on a loopback port, over the fake snapshot, its keys from `keyFile`. */

@@ -8,19 +8,22 @@
  * `warning:` line per weakened security setting (e.g. epp.tls.insecureSkipVerify) and per pool
  * without a load signal; warnings do not change the exit code. With fleet.clusterProfiles the
  * members the hub's ClusterProfiles name are loaded too, and a fleet section follows (check-fleet.ts).
+ * The local cluster's name, and where it came from, is printed after the table; when it cannot
+ * be decided (sources disagree, none names it) that is the one load error.
  */
-import type { RouterConfig } from '../config/schema.js';
+import { type LoadedRouterConfig } from '../config/schema.js';
+import { configuredName } from '../config/local-name.js';
 import type { Logger } from '../log.js';
 import { configWarnings, formatWarnings } from '../signals/load-signal.js';
 import { planCandidate } from '../signals/plan.js';
 import { buildSnapshot } from '../snapshot/build.js';
 import { formatRoutingTable } from '../snapshot/describe.js';
 import { createObjectSource } from '../sources/create-source.js';
-import type { ClusterState, ObjectSource, SourceError } from '../sources/types.js';
+import type { ClusterState, SourceError } from '../sources/types.js';
 import { toSourceError } from '../runtime/load-sources.js';
 import { loadFleet } from './check-fleet.js';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { IdentityMismatchError, resolveIdentity } from '../sources/identity/cluster-identity.js';
+import { IdentityError } from '../sources/identity/cluster-identity.js';
+import { type ResolvedLocal, resolveLocalCluster } from '../sources/identity/resolve-local.js';
 
 export const CHECK_OK = 0;
 export const CHECK_ROUTE_ERRORS = 1;
@@ -32,10 +35,19 @@ export interface CheckResult {
   readonly output: string;
 }
 
-export async function runCheck(config: RouterConfig, logger: Logger): Promise<CheckResult> {
+export async function runCheck(loaded: LoadedRouterConfig, logger: Logger): Promise<CheckResult> {
+  // The local cluster's name first: every later stage reads it. Not decidable: a load error.
+  let named: ResolvedLocal;
+  try {
+    named = await resolveLocalCluster(loaded);
+  } catch (err) {
+    if (!(err instanceof IdentityError)) throw err;
+    const cluster = configuredName(loaded)?.value ?? 'local';
+    return { code: CHECK_LOAD_ERRORS, output: formatErrors([{ cluster, reason: 'read', message: err.message, errors: [] }]) };
+  }
+  const { config, identity } = named;
   const states: ClusterState[] = [];
   const errors: SourceError[] = [];
-  let identity = '';
   for (const cluster of config.clusters) {
     const source = await createObjectSource(cluster, config, logger.child({ cluster: cluster.name }));
     let state: ClusterState | undefined;
@@ -52,14 +64,14 @@ export async function runCheck(config: RouterConfig, logger: Logger): Promise<Ch
       await source.stop();
     }
     if (state) states.push(state);
-    if (cluster.name === config.clusterName) identity = await checkIdentity(config.clusterName, source, errors);
   }
   const fleet = await loadFleet(config, logger);
   if (fleet) {
     states.push(...fleet.states);
     errors.push(...fleet.errors);
   }
-  const section = identity + (fleet?.section ?? '');
+  // "cluster name: X from ...", after the table.
+  const section = `cluster name: ${identity.name} from ${identity.from}\n${fleet?.section ?? ''}`;
   if (errors.length > 0) return { code: CHECK_LOAD_ERRORS, output: formatErrors(errors) + section };
   const routing = fleet?.config ?? config;
   const { snapshot, diagnostics } = buildSnapshot({ config: routing, clusters: states, version: 1 });
@@ -67,21 +79,6 @@ export async function runCheck(config: RouterConfig, logger: Logger): Promise<Ch
   // Weakened security and pools without a load signal: warnings, never a failed check.
   const warnings = configWarnings(routing, [...snapshot.candidates.values()].map((c) => planCandidate(c, routing)));
   return { code: failed ? CHECK_ROUTE_ERRORS : CHECK_OK, output: formatRoutingTable(snapshot, diagnostics) + formatWarnings(warnings) + section };
-}
-
-/** "cluster name: X (from ...)" after the table; a mismatch with the local cluster's About API is a load error. */
-async function checkIdentity(clusterName: string, source: ObjectSource, errors: SourceError[]): Promise<string> {
-  // A Kubernetes source has its KubeConfig once started; a manifests source has none.
-  const kubeConfig = (source as { kubeConfig?: KubeConfig }).kubeConfig;
-  if (!kubeConfig) return `cluster name: ${clusterName} from ${resolveIdentity(clusterName, undefined).from}\n`;
-  const { localIdentity } = await import('../sources/identity/about-api.js');
-  try {
-    return `cluster name: ${clusterName} from ${(await localIdentity(clusterName, kubeConfig)).from}\n`;
-  } catch (err) {
-    if (!(err instanceof IdentityMismatchError)) throw err;
-    errors.push({ cluster: clusterName, reason: 'read', message: err.message, errors: [] });
-    return '';
-  }
 }
 
 export function formatErrors(errors: readonly SourceError[]): string {

@@ -68,6 +68,12 @@ export const clusterProfilesSchema = z
   hub: kubernetesSourceSchema.prefault({}),
   /** The hub namespace whose ClusterProfiles are the members (e.g. fleet-system, or an OCM bound namespace). */
   namespace: objectName,
+  /**
+   * The name (metadata.name) of this cluster's own ClusterProfile in that namespace: it names the
+   * local cluster (its cluster.clusterset.k8s.io property, else its name) when clusterName is not
+   * set and the About API does not, and it is never taken as a remote member.
+   */
+  localProfile: objectName.optional(),
   /** Only profiles matching this label selector (e.g. x-k8s.io/cluster-manager=KubeFleet or =open-cluster-management, as the fleet manager labels them); empty: all. */
   labelSelector: z.string().max(1024).default(''),
   /** ClusterProfile version served by the hub (group multicluster.x-k8s.io). */

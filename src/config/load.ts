@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import type { RouterConfig } from './schema.js';
+import type { LoadedRouterConfig } from './schema.js';
 import { routerConfigSchema } from './schema.js';
 
 export interface ConfigIssue {
@@ -56,7 +56,7 @@ function issuesFromZod(error: z.ZodError): ConfigIssue[] {
  * (tls.caFile, certFile, keyFile, metrics bearerTokenFile, ...). The convention
  * keeps later additions to the schema resolved without touching this function.
  */
-function resolvePaths(cfg: RouterConfig, baseDir: string): RouterConfig {
+function resolvePaths(cfg: LoadedRouterConfig, baseDir: string): LoadedRouterConfig {
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(baseDir, p));
   const walk = (v: unknown, key: string | undefined, parentKey: string | undefined): unknown => {
     if (typeof v === 'string') return key?.endsWith('File') || (key === 'kubeconfig' && (parentKey === 'kubernetes' || parentKey === 'hub')) ? abs(v) : v;
@@ -69,7 +69,7 @@ function resolvePaths(cfg: RouterConfig, baseDir: string): RouterConfig {
     }
     return v;
   };
-  return walk(cfg, undefined, undefined) as RouterConfig;
+  return walk(cfg, undefined, undefined) as LoadedRouterConfig;
 }
 
 /** The yaml library's message without its " at line L, column C:" suffix and source excerpt. */
@@ -79,9 +79,11 @@ function yamlMessage(message: string): string {
 
 /**
  * Parses and validates config text. `fileForMessages` prefixes every issue;
- * relative paths are resolved against `baseDir`. Throws ConfigError.
+ * relative paths are resolved against `baseDir`. Throws ConfigError. The local
+ * cluster's name may still be open: the start-up names it
+ * (sources/identity/resolve-local.ts).
  */
-export function parseConfigText(text: string, fileForMessages: string, baseDir: string): RouterConfig {
+export function parseConfigText(text: string, fileForMessages: string, baseDir: string): LoadedRouterConfig {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new ConfigError(
@@ -105,7 +107,7 @@ export function parseConfigText(text: string, fileForMessages: string, baseDir: 
 }
 
 /** Reads and validates the router config file. Throws ConfigError. */
-export async function loadConfig(file: string): Promise<RouterConfig> {
+export async function loadConfig(file: string): Promise<LoadedRouterConfig> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');

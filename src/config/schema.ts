@@ -6,18 +6,21 @@
  */
 import { z } from 'zod';
 import { PICK_POLICIES } from './pick-policy.js';
-import { addressOverrideSchema, ipPort, isLoopbackListen, listenAddress, objectName } from './addresses.js';
+import { isLoopbackListen, listenAddress, objectName } from './addresses.js';
 import { exportAgentSchema } from './export-agent-schema.js';
 import { exportControllerSchema } from './export-schema.js';
+import { configClusterSchema, type failOpenSchema } from './cluster-schema.js';
 import { fleetSchema } from './fleet-schema.js';
-import { controllerSchema, kubernetesSourceSchema } from './kubernetes-schema.js';
-import { eppAnswersSchema, streamBoundsShape } from './guard-schema.js';
+import { localEntry } from './local-cluster.js';
+import { controllerSchema } from './kubernetes-schema.js';
+import { streamBoundsShape } from './guard-schema.js';
 import { adminServerSchema, manifestMaxFileBytes, routesSchema } from './limits-schema.js';
 import { tracingSchema } from './tracing-schema.js';
 import { endpointPickerSchema, pickerPortCollision } from './endpoint-picker-schema.js';
-import { eppSchema, parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
+import { parentProbeSchema, type eppHealthSchema, type eppMetricsSchema, type scrapeTlsSchema, type tlsSchema } from './signals-schema.js';
 
 export * from './addresses.js';
+export * from './cluster-schema.js';
 export * from './export-agent-schema.js';
 export * from './export-schema.js';
 export * from './fleet-schema.js';
@@ -30,53 +33,6 @@ export * from './endpoint-picker-schema.js';
 export * from './relay-schema.js';
 
 const MIB = 1024 * 1024;
-
-export const manifestSourceSchema = z.strictObject({
-  /** Files or directories of multi-document Kubernetes YAML, relative to the config file. */
-  paths: z.array(z.string().min(1)).min(1),
-});
-
-/** FailOpen endpoints listed statically for a pool of this cluster. */
-export const failOpenSchema = z.strictObject({
-  /** Used when every EPP attempt failed for a FailOpen pool and no endpoint its EPP returned recently is known. */
-  endpoints: z
-    .array(z.strictObject({ namespace: objectName, pool: objectName, endpoints: z.array(ipPort).min(1) }))
-    .default([]),
-});
-
-export const clusterSchema = z
-  .strictObject({
-  name: objectName,
-  manifests: manifestSourceSchema.optional(),
-  /** Read this cluster from its Kubernetes API (exactly one of manifests | kubernetes). */
-  kubernetes: kubernetesSourceSchema.optional(),
-  /** Transport settings for this cluster's EPPs. */
-  epp: eppSchema.prefault({}),
-  /** What the router relays from this cluster's EPPs: allowed destinations and header mutations. */
-  eppAnswers: eppAnswersSchema.prefault({}),
-  /** Parent mode: how to probe this cluster's parent Gateways. */
-  parentProbe: parentProbeSchema.prefault({}),
-  /** FailOpen pools of this cluster: static endpoints to route to when their EPPs fail. */
-  failOpen: failOpenSchema.prefault({}),
-  addressOverrides: z
-    .strictObject({
-      /** EPP Service address overrides (used instead of the Service's own addresses). */
-      services: z.array(addressOverrideSchema).default([]),
-      /** Parent Gateway address overrides (Parent mode). Must resolve to ip:port. */
-      gateways: z.array(addressOverrideSchema).default([]),
-    })
-    .prefault({}),
-  })
-  .superRefine((c, ctx) => {
-    const m = c.epp.metrics;
-    if (m.bearerTokenFile !== undefined && m.scheme === 'http' && !m.allowTokenOverPlainHttp) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['epp', 'metrics', 'bearerTokenFile'],
-        message: `cluster "${c.name}": a bearer token is not sent over plain http; set epp.metrics.scheme: https, or allowTokenOverPlainHttp: true to accept the risk`,
-      });
-    }
-  });
 
 /** The data path: gRPC limits, failover, FailOpen, drain. */
 export const extProcSchema = z
@@ -148,8 +104,12 @@ export const gatewayRefSchema = z.strictObject({
 
 export const routerConfigSchema = z
   .strictObject({
-    /** This cluster's name; must be one of clusters[].name. */
-    clusterName: objectName,
+    /**
+     * This cluster's name in the ClusterSet; when set, one of clusters[].name. Optional when
+     * something else names the cluster: its About API (the local cluster read from Kubernetes)
+     * or its ClusterProfile (fleet.clusterProfiles.localProfile). Every source present must agree.
+     */
+    clusterName: objectName.optional(),
     mode: z.enum(['Endpoint', 'Parent']).default('Endpoint'),
     listen: z
       .strictObject({
@@ -194,7 +154,7 @@ export const routerConfigSchema = z
       })
       .prefault({}),
     /** ClusterSet members, the local cluster included. */
-    clusters: z.array(clusterSchema).min(1),
+    clusters: z.array(configClusterSchema).min(1),
     /** More members, from a fleet manager (ClusterProfiles on a hub). */
     fleet: fleetSchema.prefault({}),
     extProc: extProcSchema.prefault({}),
@@ -255,6 +215,8 @@ export const routerConfigSchema = z
     (cfg, ctx) => {
       const clusters: unknown[] = Array.isArray(cfg.clusters) ? cfg.clusters : [];
       const names = new Set<string>();
+      const at = localEntry(cfg);
+      if (!at.ok) ctx.addIssue({ code: 'custom', path: [...at.path], message: at.message });
       clusters.forEach((raw, i) => {
         const c = (raw ?? {}) as Partial<ClusterConfig>;
         if (typeof c.name === 'string') {
@@ -262,14 +224,21 @@ export const routerConfigSchema = z
             ctx.addIssue({ code: 'custom', path: ['clusters', i, 'name'], message: `duplicate cluster name "${c.name}"` });
           }
           names.add(c.name);
+        } else if (!(at.ok && at.index === i)) {
+          ctx.addIssue({ code: 'custom', path: ['clusters', i, 'name'], message: 'required (only the local cluster\'s entry may leave its name to its About API or ClusterProfile)' });
         }
         if ((c.manifests === undefined) === (c.kubernetes === undefined)) {
           ctx.addIssue({ code: 'custom', path: ['clusters', i], message: 'a cluster needs exactly one object source: manifests or kubernetes' });
         }
       });
-      const local = clusters.find((c) => (c as Partial<ClusterConfig> | undefined)?.name === cfg.clusterName) as
-        | Partial<ClusterConfig>
-        | undefined;
+      const local = at.ok ? (clusters[at.index] as Partial<ClusterConfig> | undefined) : undefined;
+      if (local && typeof cfg.clusterName !== 'string' && typeof local.name !== 'string' && local.kubernetes === undefined && typeof cfg.fleet?.clusterProfiles?.localProfile !== 'string') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clusterName'],
+          message: 'required: nothing else can name the local cluster (its entry reads manifests, so it has no About API, and fleet.clusterProfiles.localProfile is not set); set clusterName',
+        });
+      }
       if (cfg.controller?.enabled === true && local && local.kubernetes === undefined) {
         ctx.addIssue({ code: 'custom', path: ['controller', 'enabled'], message: 'the import controller needs the local cluster to use a kubernetes source' });
       }
@@ -286,26 +255,23 @@ export const routerConfigSchema = z
       if (typeof cfg.listen?.relay === 'string' && typeof cfg.endpointPicker?.relay?.keyFile !== 'string') {
         ctx.addIssue({ code: 'custom', path: ['listen', 'relay'], message: 'the relay verifier (listen.relay) needs endpointPicker.relay.keyFile: the keys tokens are verified with' });
       }
-      if (typeof cfg.clusterName === 'string' && names.size > 0 && !names.has(cfg.clusterName)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['clusterName'],
-          message: `"${cfg.clusterName}" is not one of clusters[].name (${[...names].join(', ')})`,
-        });
-      }
     },
     { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
   );
 
-export type RouterConfig = z.output<typeof routerConfigSchema>;
-export type ClusterConfig = RouterConfig['clusters'][number];
+/** The config as the file says it: the local cluster's name may still be open (local-cluster.ts). */
+export type LoadedRouterConfig = z.output<typeof routerConfigSchema>;
+/** A clusters[] entry, named. */
+export type ClusterConfig = LoadedRouterConfig['clusters'][number] & { name: string };
+/** The config every stage after start-up reads: clusterName resolved, the local entry named by it. */
+export type RouterConfig = Omit<LoadedRouterConfig, 'clusterName' | 'clusters'> & { clusterName: string; clusters: ClusterConfig[] };
 export type KubernetesSourceConfig = NonNullable<ClusterConfig['kubernetes']>;
 export type ControllerConfig = RouterConfig['controller'];
 
 /** controller.enabled, defaulted: on when the local cluster is read from Kubernetes. */
-export function controllerEnabled(cfg: RouterConfig): boolean {
-  const local = cfg.clusters.find((c) => c.name === cfg.clusterName);
-  return cfg.controller.enabled ?? local?.kubernetes !== undefined;
+export function controllerEnabled(cfg: LoadedRouterConfig): boolean {
+  const at = localEntry(cfg);
+  return cfg.controller.enabled ?? (at.ok && cfg.clusters[at.index]?.kubernetes !== undefined);
 }
 export type TlsConfig = z.output<typeof tlsSchema>;
 export type ScrapeTlsConfig = z.output<typeof scrapeTlsSchema>;

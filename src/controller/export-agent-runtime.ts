@@ -1,16 +1,15 @@
 /**
  * Builds the member agent (push/pull topology) from the router config: the local
- * cluster (clusterName, its kubernetes source) is the member it writes to and whose
- * Lease it holds; exportAgent.hub is where the records live. A clusterName its own
- * About API contradicts stops it before anything is written. Used by
+ * cluster (its kubernetes source; its name from its About API, its ClusterProfile or
+ * clusterName: sources/identity/resolve-local.ts) is the member it writes to and whose
+ * Lease it holds; exportAgent.hub is where the records live. Used by
  * `mcip-router --export-agent`.
  */
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { RouterConfig } from '../config/schema.js';
+import type { LoadedRouterConfig } from '../config/schema.js';
+import { nameLocalCluster } from '../sources/identity/resolve-local.js';
 import { KubernetesSource } from '../sources/kubernetes/kubernetes-source.js';
-import { localIdentity } from '../sources/identity/about-api.js';
-import { IdentityMismatchError } from '../sources/identity/cluster-identity.js';
 import { loadKubeConfig, podNamespace } from '../sources/kubernetes/kubeconfig.js';
 import { createRecordClient, HubRecords } from './export-agent-hub.js';
 import { startExportAgent, type ExportAgentHandle } from './export-agent.js';
@@ -19,19 +18,15 @@ import { createExportClient } from './export-writer.js';
 import { defaultIdentity } from './import-controller.js';
 import { createLeaseClient } from './leader-election.js';
 
-export async function startExportAgentFromConfig(config: RouterConfig, o: { readonly logger: Logger; readonly registry?: Registry; readonly now?: () => number }): Promise<ExportAgentHandle> {
-  const settings = config.exportAgent;
-  if (!settings) throw new ExportConfigError('the export agent needs an exportAgent block (its hub and record settings)');
+export async function startExportAgentFromConfig(loaded: LoadedRouterConfig, o: { readonly logger: Logger; readonly registry?: Registry; readonly now?: () => number }): Promise<ExportAgentHandle> {
+  if (!loaded.exportAgent) throw new ExportConfigError('the export agent needs an exportAgent block (its hub and record settings)');
+  // Its records' namespace on the hub and its entry in every exportingClusters: the name is decided first.
+  const { config, identity } = await nameLocalCluster(loaded, (message) => new ExportConfigError(message));
+  o.logger.info({ cluster: identity.name }, `export agent: cluster name ${identity.name} from ${identity.from}`);
+  const settings = loaded.exportAgent;
   const local = config.clusters.find((c) => c.name === config.clusterName)?.kubernetes;
   if (!local) throw new ExportConfigError(`exportAgent: the member it runs in, cluster ${config.clusterName} (clusterName), needs a kubernetes source`);
   const logger = o.logger.child({ component: 'export-agent' });
-  // Its record's namespace and the names in exportingClusters follow from clusterName: its About API, when present, must agree.
-  try {
-    const identity = await localIdentity(config.clusterName, loadKubeConfig(local));
-    logger.info({ cluster: identity.name }, `export agent: cluster name ${identity.name} from ${identity.from}`);
-  } catch (err) {
-    throw err instanceof IdentityMismatchError ? new ExportConfigError(err.message) : err;
-  }
   const s = config.kubernetes;
   const pacing = { coalesceMs: s.coalesceMs, coalesceMaxMs: s.coalesceMaxMs, initialSyncTimeoutMs: s.initialSyncTimeoutMs, backoffInitialMs: s.backoffInitialMs, backoffMaxMs: s.backoffMaxMs };
   const le = settings.leaderElection;

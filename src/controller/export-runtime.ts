@@ -5,14 +5,14 @@
  * fleet.clusterProfiles every member the hub's ClusterProfiles name (read and
  * written with the token its credential plugin prints; joining, leaving and in
  * an outage as the profiles say, fleet-members.ts); the Lease lives in the
- * cluster named by clusterName. Used in the router process
+ * local cluster, named at start (its About API, its ClusterProfile or
+ * clusterName: sources/identity/resolve-local.ts). Used in the router process
  * (exportController.enabled) and by `mcip-router --export-controller`.
  */
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { RouterConfig } from '../config/schema.js';
-import { localIdentity } from '../sources/identity/about-api.js';
-import { IdentityMismatchError } from '../sources/identity/cluster-identity.js';
+import type { LoadedRouterConfig, RouterConfig } from '../config/schema.js';
+import { nameLocalCluster } from '../sources/identity/resolve-local.js';
 import { KubernetesSource } from '../sources/kubernetes/kubernetes-source.js';
 import { loadKubeConfig, podNamespace } from '../sources/kubernetes/kubeconfig.js';
 import { startExportController, type ExportControllerHandle } from './export-controller.js';
@@ -37,22 +37,15 @@ export interface ExportRuntimeOptions {
   readonly fleet?: ExportFleet;
 }
 
-export async function startExportFromConfig(config: RouterConfig, o: ExportRuntimeOptions): Promise<ExportControllerHandle> {
+export async function startExportFromConfig(loaded: LoadedRouterConfig, o: ExportRuntimeOptions): Promise<ExportControllerHandle> {
+  // The names in exportingClusters: the local cluster's, decided before anything is read or written.
+  const { config, identity } = await nameLocalCluster(loaded, (message) => new ExportConfigError(message));
+  o.logger.info({ cluster: identity.name }, `export controller: cluster name ${identity.name} from ${identity.from}`);
   const settings = config.exportController;
   const k8s = config.clusters.filter((c) => c.kubernetes !== undefined && c.manifests === undefined);
   if (k8s.length === 0 && !config.fleet.clusterProfiles) throw new ExportConfigError('the export controller needs at least one cluster with a kubernetes source, or fleet.clusterProfiles (its members)');
   for (const c of config.clusters) {
     if (!k8s.includes(c)) o.logger.warn({ cluster: c.name }, `export controller: cluster ${c.name} has no kubernetes source; it is not a member the controller writes to`);
-  }
-  // The names in exportingClusters: the local cluster's About API, when present, must agree with clusterName.
-  const local = k8s.find((c) => c.name === config.clusterName)?.kubernetes;
-  if (local) {
-    try {
-      const identity = await localIdentity(config.clusterName, loadKubeConfig(local));
-      o.logger.info({ cluster: identity.name }, `export controller: cluster name ${identity.name} from ${identity.from}`);
-    } catch (err) {
-      throw err instanceof IdentityMismatchError ? new ExportConfigError(err.message) : err;
-    }
   }
   const le = settings.leaderElection;
   let lease;
@@ -89,7 +82,7 @@ export async function startExportFromConfig(config: RouterConfig, o: ExportRunti
     ...(lease ? { lease } : {}),
     logger: o.logger,
   });
-  const fleet = config.fleet.clusterProfiles ? await joinFleet(handle, o.fleet, o.logger) : undefined;
+  const fleet = config.fleet.clusterProfiles ? await joinFleet(config, handle, o.fleet, o.logger) : undefined;
   if (fleet) {
     const stop = handle.stop.bind(handle);
     handle.stop = async () => {
@@ -112,13 +105,14 @@ export interface ExportFleetListener {
   onRemoved(cluster: string): void;
 }
 
-/** Starts following fleet.clusterProfiles, watching `kinds` in every member (given by the layer that owns fleet members). */
-export type ExportFleet = (listener: ExportFleetListener, logger: Logger, kinds: readonly ObjectKind[]) => { start(): Promise<void>; stop(): Promise<void> };
+/** Starts following fleet.clusterProfiles of `config`, watching `kinds` in every member (given by the layer that owns fleet members). */
+export type ExportFleet = (config: RouterConfig, listener: ExportFleetListener, logger: Logger, kinds: readonly ObjectKind[]) => { start(): Promise<void>; stop(): Promise<void> };
 
 /** The ClusterProfiles' members join the controller as the hub names them; a bad provider file stops the controller and rejects. */
-async function joinFleet(handle: ExportControllerHandle, fleetFor: ExportFleet | undefined, logger: Logger): Promise<{ stop(): Promise<void> }> {
+async function joinFleet(config: RouterConfig, handle: ExportControllerHandle, fleetFor: ExportFleet | undefined, logger: Logger): Promise<{ stop(): Promise<void> }> {
   if (!fleetFor) throw new ExportConfigError('fleet.clusterProfiles: this entry point cannot follow ClusterProfiles');
   const fleet = fleetFor(
+    config,
     {
       onSource: (name, source, started) => handle.join({ name, source, started }),
       onState: (s) => handle.state(s.cluster, s),

@@ -8,7 +8,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { registerBuildInfo } from '../admin/build-info-metric.js';
 import { debugPlacement, json, startAdminServer, type AdminServer } from '../admin/server.js';
 import { buildInfo } from '../build-info.js';
-import type { RouterConfig } from '../config/schema.js';
+import type { LoadedRouterConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { startExportAgentFromConfig } from './export-agent-runtime.js';
 import { type ExportFleet, startExportFromConfig } from './export-runtime.js';
@@ -21,7 +21,7 @@ export interface ExportServer {
 }
 
 /** `role`: the hub/spoke export controller or the push/pull member agent; `fleet`: the controller follows fleet.clusterProfiles (runtime/fleet-members.ts: exportFleet). */
-export async function serveExportController(config: RouterConfig, logger: Logger, processMetrics = true, role: 'controller' | 'agent' = 'controller', fleet?: ExportFleet): Promise<ExportServer> {
+export async function serveExportController(config: LoadedRouterConfig, logger: Logger, processMetrics = true, role: 'controller' | 'agent' = 'controller', fleet?: ExportFleet): Promise<ExportServer> {
   const registry = new Registry();
   if (processMetrics) collectDefaultMetrics({ register: registry });
   registerBuildInfo(registry);

@@ -9,6 +9,7 @@ import type { RouterConfig } from '../config/schema.js';
 import type { GatewayStatusDuty, ImportControllerHandle } from '../controller/index.js';
 import type { ExportControllerHandle } from '../controller/export-controller.js';
 import type { SecurityPosture } from '../credentials/posture.js';
+import type { ClusterIdentity } from '../sources/identity/cluster-identity.js';
 import { explainPickQuery } from '../picker/explain.js';
 import type { SignalStore } from '../signals/index.js';
 import { snapshotToJson } from '../snapshot/describe.js';
@@ -17,6 +18,8 @@ import type { SnapshotStore } from './snapshot-store.js';
 
 export interface DebugSources {
   readonly config: RouterConfig;
+  /** The local cluster's name and where it came from (decided at start). */
+  readonly identity: ClusterIdentity;
   readonly store: SnapshotStore;
   readonly signals: SignalStore;
   /** The members read from a Kubernetes API, with their watched resources. */
@@ -42,6 +45,7 @@ export function routerDebugRoutes(d: DebugSources): Record<string, AdminHandler>
     },
     '/debug/sources': () =>
       json(200, {
+        localCluster: d.identity,
         clusters: store.snapshot()?.clusters ?? [],
         rejected: Object.fromEntries(store.sourceErrors()),
         kubernetes: Object.fromEntries(d.kubernetesSources.map((s) => [s.cluster, s.resources()])),

@@ -140,6 +140,7 @@ export class FleetMembers {
       labelSelector: this.cp.labelSelector,
       apiVersion: this.cp.apiVersion,
       staticMembers: new Set(this.config.clusters.map((c) => c.name)),
+      local: { cluster: this.config.clusterName, ...(this.cp.localProfile !== undefined ? { profile: `${this.cp.namespace}/${this.cp.localProfile}` } : {}) },
       coalesceMs: k.coalesceMs,
       coalesceMaxMs: k.coalesceMaxMs,
       initialSyncTimeoutMs: k.initialSyncTimeoutMs,
@@ -318,7 +319,5 @@ export class FleetMembers {
   }
 }
 
-/** The export controller's way to follow fleet.clusterProfiles (controller/export-runtime.ts). */
-export function exportFleet(config: RouterConfig): ExportFleet {
-  return (listener, logger, kinds) => new FleetMembers(config, listener, logger, { kinds });
-}
+/** The export controller's way to follow fleet.clusterProfiles (controller/export-runtime.ts), with its config once the local cluster is named. */
+export const exportFleet: ExportFleet = (config, listener, logger, kinds) => new FleetMembers(config, listener, logger, { kinds });

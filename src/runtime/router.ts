@@ -3,7 +3,7 @@
  * server, plus the admin server. Used by the CLI and by end-to-end tests, which
  * start real routers on real sockets.
  */
-import { controllerEnabled, type RouterConfig } from '../config/schema.js';
+import { controllerEnabled, type LoadedRouterConfig } from '../config/schema.js';
 import type { GatewayStatusDuty, ImportControllerHandle } from '../controller/index.js';
 import type { ExportControllerHandle } from '../controller/export-controller.js';
 import { kubernetesModuleFor } from '../sources/create-source.js';
@@ -27,6 +27,7 @@ import { SnapshotStore } from './snapshot-store.js';
 import { routerDebugRoutes } from './debug-routes.js';
 import type { FleetMembers } from './fleet-members.js';
 import { StartupError, startSources } from './load-sources.js';
+import { nameLocalCluster } from '../sources/identity/resolve-local.js';
 import { relayAnswering, startPickerListeners, type PickerListeners } from './picker-listeners.js';
 
 export interface RouterOptions {
@@ -54,8 +55,11 @@ export interface RouterHandle {
   shutdown(): Promise<void>;
 }
 
-export async function startRouter(config: RouterConfig, options: RouterOptions): Promise<RouterHandle> {
+export async function startRouter(loaded: LoadedRouterConfig, options: RouterOptions): Promise<RouterHandle> {
   const { logger } = options;
+  // The local cluster's name, decided before anything uses it (its About API, its ClusterProfile, the config).
+  const { config, identity } = await nameLocalCluster(loaded, (message) => new StartupError(message, []));
+  logger.info({ cluster: identity.name }, `cluster name ${identity.name} from ${identity.from}`);
   const posture = securityPosture(config);
   for (const w of posture.warnings) logger.warn({ cluster: w.cluster, field: w.field }, w.message);
   // CA / certificate / key files of EPP TLS and scrapes, re-read when they change.
@@ -73,22 +77,6 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   );
   for (const e of sources.degraded) store.reportError(e);
   const kubernetesSources = kube ? sources.sources.filter((s) => s instanceof kube.KubernetesSource) : [];
-  // The local cluster's name: its About API ClusterProperty, when present, must agree with clusterName.
-  const localSource = sources.sources.find((s) => s.cluster === config.clusterName);
-  const localKubeConfig = kube && localSource instanceof kube.KubernetesSource ? localSource.kubeConfig : undefined;
-  if (localKubeConfig) {
-    const { localIdentity } = await import('../sources/identity/about-api.js');
-    const { IdentityMismatchError } = await import('../sources/identity/cluster-identity.js');
-    try {
-      const identity = await localIdentity(config.clusterName, localKubeConfig);
-      logger.info({ cluster: identity.name }, `cluster name ${identity.name} from ${identity.from}`);
-    } catch (err) {
-      if (!(err instanceof IdentityMismatchError)) throw err;
-      await sources.stop();
-      store.stop();
-      throw new StartupError(err.message, []);
-    }
-  }
   // Each member's destination rules: for its EPPs' answers, and for the addresses its host names resolve to.
   const answerRules = new MemberAnswerRules(config);
   // Members from ClusterProfiles join clusters[] as the hub names them (fleet-members.ts); started before the first snapshot.
@@ -165,7 +153,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
   let exporter: ExportControllerHandle | undefined;
   if (config.exportController.enabled) {
     const { startExportFromConfig } = await import('../controller/export-runtime.js');
-    const fleetFor = config.fleet.clusterProfiles ? (await import('./fleet-members.js')).exportFleet(config) : undefined;
+    const fleetFor = config.fleet.clusterProfiles ? (await import('./fleet-members.js')).exportFleet : undefined;
     exporter = await startExportFromConfig(config, { logger, registry: metrics.registry, ...(fleetFor ? { fleet: fleetFor } : {}) });
   }
 
@@ -231,6 +219,7 @@ export async function startRouter(config: RouterConfig, options: RouterOptions):
     }
     const debugRoutes = routerDebugRoutes({
       config,
+      identity,
       store,
       signals,
       kubernetesSources,

@@ -3,6 +3,7 @@
  * optional NetworkPolicy: every file the rendered router config names is a key of a Secret
  * mounted read-only at that path, and values the operator set explicitly win.
  */
+import { namedConfig } from '../../src/config/local-name.js';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
@@ -15,7 +16,7 @@ type Volume = { name: string; secret?: { secretName: string; defaultMode?: numbe
 
 const pod = (r: Rendered) => (find(r, 'Deployment').spec as { template: { spec: { containers: { name: string; volumeMounts: Mount[] }[]; volumes: Volume[] } } }).template.spec;
 const routerConfig = (r: Rendered): RouterConfig =>
-  parseConfigText((find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> }).data['router.yaml']!, 'router.yaml', '/etc/mcip-router');
+  namedConfig(parseConfigText((find(r, 'ConfigMap', '-router') as K8sObject & { data: Record<string, string> }).data['router.yaml']!, 'router.yaml', '/etc/mcip-router'));
 
 /** The Secret and key a file path of the router config comes from, through the router container's mounts. */
 function secretKeyOf(r: Rendered, file: string): { secret: string; key: string; readOnly: boolean; mode: number | undefined } {

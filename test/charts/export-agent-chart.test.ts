@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseCli } from '../../src/cli/args.js';
 import { parseListenAddress } from '../../src/config/listen-address.js';
 import { parseConfigText } from '../../src/config/load.js';
-import { exportAgentSchema, kubernetesSourceSchema, type RouterConfig } from '../../src/config/schema.js';
+import { exportAgentSchema, kubernetesSourceSchema, type LoadedRouterConfig } from '../../src/config/schema.js';
 import type { ExportAgentHandle } from '../../src/controller/export-agent.js';
 import { startExportAgentFromConfig } from '../../src/controller/export-agent-runtime.js';
 import { writeKubeconfig, type RequestRecord } from '../harness/kube-apiserver.js';
@@ -32,7 +32,7 @@ const agentPod = (r: Rendered): Pod => (find(r, 'Deployment', '-export-agent').s
 const agentObjects = (r: Rendered): K8sObject[] => r.objects.filter((o) => o.metadata.name.includes('export-agent'));
 
 /** The agent's config as the agent loads it (the file its container's --config names, from the ConfigMap mounted there). */
-function agentConfig(r: Rendered): { config: RouterConfig; text: string } {
+function agentConfig(r: Rendered): { config: LoadedRouterConfig; text: string } {
   const pod = agentPod(r);
   const c = pod.spec.containers[0]!;
   const cmd = parseCli(c.args, {});

@@ -160,8 +160,9 @@ describe('chart: fleet.clusterProfiles', () => {
 
   it('every key of fleet.clusterProfiles and of its hub can be set from values', () => {
     const hub = { kubeconfigSecret: { name: 'h' }, context: 'c', allowExecPlugins: true, qps: 1, burst: 2, requestTimeoutMs: 1000, watchIdleTimeoutMs: 5000, maxResponseBytes: 8 * 1024 * 1024 };
-    const raw = parse(routerConfigText(renderChart(withFleet({ hub })))) as { fleet: { clusterProfiles: Obj & { hub: Obj } } };
+    const raw = parse(routerConfigText(renderChart(withFleet({ hub, localProfile: 'this-cluster' })))) as { fleet: { clusterProfiles: Obj & { hub: Obj } } };
     const rendered = raw.fleet.clusterProfiles;
+    expect(rendered.localProfile).toBe('this-cluster');
     expect(Object.keys(clusterProfilesSchema.shape).filter((k) => !(k in rendered))).toEqual([]);
     // namespaces does not apply to a hub; inCluster is what an empty kubeconfigSecret renders.
     const hubKeys = Object.keys(kubernetesSourceSchema.shape).filter((k) => k !== 'namespaces' && k !== 'inCluster');

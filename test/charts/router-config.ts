@@ -9,6 +9,7 @@ import { parse, stringify } from 'yaml';
 import { CONFIG_ENV } from '../../src/cli/args.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { find, REPO, type K8sObject, type Obj, type Rendered } from './render-chart.js';
 
 /**
@@ -25,11 +26,11 @@ export function routerConfigText(r: Rendered): string {
 
 /** Loads router config text as the router does (see SCHEMA_HAS_ENDPOINT_PICKER). */
 export function loadRouterConfigText(text: string, file = 'router.yaml', dir = '/etc/mcip-router'): RouterConfig {
-  if (SCHEMA_HAS_ENDPOINT_PICKER) return parseConfigText(text, file, dir);
+  if (SCHEMA_HAS_ENDPOINT_PICKER) return namedConfig(parseConfigText(text, file, dir));
   const doc = parse(text) as Obj & { listen?: Obj };
   delete doc.endpointPicker;
   if (doc.listen) delete doc.listen.relay;
-  return parseConfigText(stringify(doc), file, dir);
+  return namedConfig(parseConfigText(stringify(doc), file, dir));
 }
 
 /** The rendered router config exactly as the router loads it. */

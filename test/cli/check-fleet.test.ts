@@ -25,13 +25,14 @@ beforeEach(async () => {
 });
 afterEach(() => fleet.close());
 
-async function check(plugin = 'secret-reader.mjs') {
+/** `localProfile`: no clusterName, the local entry unnamed, and this profile names the local cluster. */
+async function check(plugin = 'secret-reader.mjs', localProfile?: string) {
   const config = routerConfigSchema.parse({
-    clusterName: 'local',
+    ...(localProfile === undefined ? { clusterName: 'local' } : {}),
     gateways: [{ namespace: 'default', name: 'gw' }],
-    clusters: [{ name: 'local', manifests: { paths: [join(fleet.dir, 'local')] } }],
+    clusters: [{ ...(localProfile === undefined ? { name: 'local' } : {}), manifests: { paths: [join(fleet.dir, 'local')] } }],
     kubernetes: { initialSyncTimeoutMs: 3_000, backoffInitialMs: 50, backoffMaxMs: 200 },
-    fleet: { clusterProfiles: await fleet.clusterProfiles(plugin) },
+    fleet: { clusterProfiles: { ...(await fleet.clusterProfiles(plugin)), ...(localProfile === undefined ? {} : { localProfile }) } },
   });
   return runCheck(config, silent);
 }
@@ -74,5 +75,16 @@ describe('--check with fleet.clusterProfiles', () => {
     const result = await check();
     expect(result.code).toBe(CHECK_LOAD_ERRORS);
     expect(result.output).toMatch(/error: cluster fleet: hub: /);
+  });
+
+  it("prints the local cluster's name and where it came from: its own ClusterProfile, which is no member", async () => {
+    hub.create('clusterprofiles', profile('cluster-a'));
+    hub.create('clusterprofiles', clusterProfile('cluster-home', { server: 'https://home.example' }));
+    const result = await check('secret-reader.mjs', 'cluster-home');
+    expect(result.code).not.toBe(CHECK_LOAD_ERRORS);
+    expect(result.output).toMatch(/^Routing snapshot v1: cluster cluster-home, .*\nClusters: cluster-home \(0 objects, revision \w+\), cluster-a \(1 objects/);
+    expect(result.output).toContain('cluster name: cluster-home from ClusterProfile fleet-system/cluster-home on the hub (metadata.name)\n');
+    expect(result.output).toContain('fleet: ClusterProfiles clusterprofiles.multicluster.x-k8s.io/v1alpha1 in namespace fleet-system: 1 member(s)');
+    expect(result.output).toContain("warning: ClusterProfile fleet-system/cluster-home: this cluster's own profile (fleet.clusterProfiles.localProfile); the local cluster cluster-home is not a remote member");
   });
 });

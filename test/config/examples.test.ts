@@ -2,6 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { KubeObject } from '../../src/model/types.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
 import { loadManifests } from '../../src/sources/manifest-source.js';
@@ -9,7 +10,7 @@ import { loadManifests } from '../../src/sources/manifest-source.js';
 const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
 
 async function load() {
-  const cfg = await loadConfig(`${EXAMPLES}router.yaml`);
+  const cfg = namedConfig(await loadConfig(`${EXAMPLES}router.yaml`));
   const clusters = new Map<string, readonly KubeObject[]>();
   for (const c of cfg.clusters) {
     const { state, error } = await loadManifests(c.name, c.manifests?.paths ?? []);

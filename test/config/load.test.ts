@@ -171,11 +171,12 @@ describe('parseConfigText', () => {
   });
 
   it('lists every issue at once, with "required" for missing fields', () => {
-    const out = issues('mode: Sideways\nclusters: [{name: a, manifests: {paths: []}}]\n');
+    const out = issues('mode: Sideways\nclusters: [{name: a, manifests: {paths: []}}, {manifests: {paths: [x]}}]\n');
     expect(out).toEqual([
-      expect.stringMatching(/^clusterName: required/),
       expect.stringMatching(/^mode: .*"Endpoint"\|"Parent"/),
       expect.stringMatching(/^clusters\[0\]\.manifests\.paths: .*>=1/),
+      expect.stringMatching(/^clusterName: required when clusters\[\] has more than one entry/),
+      expect.stringMatching(/^clusters\[1\]\.name: required \(only the local cluster's entry/),
       expect.stringMatching(/^gateways: list at least one Gateway to serve, or set endpointPicker\.ports/),
     ]);
   });

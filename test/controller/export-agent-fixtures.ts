@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { ExportAgentHandle } from '../../src/controller/export-agent.js';
 import { startExportAgentFromConfig } from '../../src/controller/export-agent-runtime.js';
 import { EXPORT_ANNOTATION } from '../../src/model/types.js';
@@ -109,7 +110,7 @@ export class PushPullEnv {
   /** The config of member's agent: its own kubeconfig, its hub kubeconfig (its hub ServiceAccount's token), short timings. */
   config(member: string, identity = `${member}-agent-1`, overrides: Record<string, unknown> = {}): RouterConfig {
     const f = this.files.get(member)!;
-    return routerConfigSchema.parse({
+    return namedConfig(routerConfigSchema.parse({
       clusterName: member,
       gateways: [{ namespace: 'default', name: 'gw' }],
       clusters: [{ name: member, kubernetes: { kubeconfig: f.member, requestTimeoutMs: 500 } }],
@@ -122,7 +123,7 @@ export class PushPullEnv {
         leaderElection: { leaseNamespace: 'mcip', leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100, identity },
         ...overrides,
       },
-    });
+    }));
   }
 
   exportPool(member: string, name: string, namespace = 'default'): void {

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { parseAllDocuments } from 'yaml';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { ExportControllerHandle } from '../../src/controller/export-controller.js';
 import { startExportFromConfig } from '../../src/controller/export-runtime.js';
 import { EXPORT_ANNOTATION } from '../../src/model/types.js';
@@ -65,7 +66,7 @@ export class ClusterSetEnv {
   }
 
   config(identity: string, overrides: Record<string, unknown> = {}, timing: MemberTiming = {}): RouterConfig {
-    return routerConfigSchema.parse({
+    return namedConfig(routerConfigSchema.parse({
       clusterName: this.names[0],
       gateways: [{ namespace: 'default', name: 'gw' }],
       clusters: this.names.map((name) => ({ name, kubernetes: { kubeconfig: this.kubeconfigs.get(name), requestTimeoutMs: timing.requestTimeoutMs ?? 500 } })),
@@ -77,7 +78,7 @@ export class ClusterSetEnv {
         leaderElection: { leaseNamespace: 'mcip', leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100, identity },
         ...overrides,
       },
-    });
+    }));
   }
 
   async replica(identity = 'replica-1', overrides: Record<string, unknown> = {}, o: ReplicaOptions = {}): Promise<ExportControllerHandle> {

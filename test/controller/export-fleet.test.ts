@@ -41,7 +41,7 @@ async function start(): Promise<ExportControllerHandle> {
     fleet: { clusterProfiles: await env.clusterProfiles() },
     exportController: { enabled: true, withdrawalGraceMs: 400, resyncMs: 60_000, leaderElection: { enabled: false } },
   });
-  controller = await startExportFromConfig(config, { logger: silent, fleet: exportFleet(config) });
+  controller = await startExportFromConfig(config, { logger: silent, fleet: exportFleet });
   return controller;
 }
 

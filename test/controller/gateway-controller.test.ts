@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { createGatewayStatusDuty, type GatewayStatusDuty } from '../../src/controller/gateway-controller.js';
 import { createGatewayStatusClient } from '../../src/controller/gateway-status-client.js';
 import type { RawCondition } from '../../src/controller/import-status.js';
@@ -15,7 +16,7 @@ import { Replica } from './controller-replica.js';
 const ME = 'mcip-router.dev/gateway-controller';
 
 function config(env: KubeEnv, identity: string): RouterConfig {
-  return routerConfigSchema.parse({
+  return namedConfig(routerConfigSchema.parse({
     clusterName: 'cluster-a',
     gateways: [{ namespace: 'default', name: 'gw' }],
     gatewayListeners: { ports: [8080] },
@@ -24,7 +25,7 @@ function config(env: KubeEnv, identity: string): RouterConfig {
       gatewayStatus: { addressService: { namespace: 'default', name: 'envoy' } },
       leaderElection: { leaseNamespace: 'mcip', leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100, identity },
     },
-  });
+  }));
 }
 
 let env: KubeEnv;

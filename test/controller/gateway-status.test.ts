@@ -1,6 +1,7 @@
 /** The Gateway API status plan, pure: snapshot + local objects -> desired status per object. */
 import { describe, expect, it } from 'vitest';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { gatewayAddresses, planGatewayStatuses, type GatewayClassView, type GatewayStatusInput } from '../../src/controller/gateway-status.js';
 import type { Gateway, KubeObject } from '../../src/model/types.js';
 import type { Diagnostic } from '../../src/snapshot/types.js';
@@ -10,12 +11,12 @@ const OURS = 'mcip-router.dev/gateway-controller';
 const ALL = { namespaces: { from: 'All' as const } };
 
 function cfg(extra: Record<string, unknown> = {}): RouterConfig {
-  return routerConfigSchema.parse({
+  return namedConfig(routerConfigSchema.parse({
     clusterName: LOCAL,
     gateways: [{ namespace: 'example', name: 'inf-gw' }],
     clusters: [{ name: LOCAL, manifests: { paths: ['a/'] } }],
     ...extra,
-  });
+  }));
 }
 
 const cls = (name: string, o: Partial<GatewayClassView> = {}): GatewayClassView => ({ name, controllerName: OURS, generation: 4, hasParametersRef: false, ...o });

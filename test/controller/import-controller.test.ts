@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { RawControllerEntry } from '../../src/controller/import-status.js';
 import { KubeEnv, exportEntry, gateway, importObj, pool, route, service, sleep, waitFor } from '../sources/kubernetes/kube-fixtures.js';
 import { Replica } from './controller-replica.js';
@@ -12,14 +13,14 @@ const ME = 'mcip-router.dev/import-controller';
 const EXPORTER = exportEntry('example.com/export-controller', ['cluster-a']);
 
 function config(env: KubeEnv, identity: string): RouterConfig {
-  return routerConfigSchema.parse({
+  return namedConfig(routerConfigSchema.parse({
     clusterName: 'cluster-a',
     gateways: [{ namespace: 'default', name: 'gw' }],
     clusters: [{ name: 'cluster-a', kubernetes: { kubeconfig: env.kubeconfig } }],
     controller: {
       leaderElection: { leaseNamespace: 'mcip', leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100, identity },
     },
-  });
+  }));
 }
 
 let env: KubeEnv;

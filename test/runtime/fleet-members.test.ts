@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { routerConfigSchema } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { FleetMembers } from '../../src/runtime/fleet-members.js';
 import type { ClusterState, SourceError } from '../../src/sources/types.js';
 import type { KubeApiServer } from '../harness/kube-apiserver.js';
@@ -45,13 +46,13 @@ const member = (name: string): Promise<KubeApiServer> => env.member(name);
 const profileFor = (name: string, o: Parameters<FleetEnv['profile']>[1] = {}) => env.profile(name, o);
 
 async function startFleet(extra: object = {}): Promise<FleetMembers> {
-  const config = routerConfigSchema.parse({
+  const config = namedConfig(routerConfigSchema.parse({
     clusterName: 'local',
     gateways: [{ namespace: 'default', name: 'gw' }],
     clusters: [{ name: 'local', manifests: { paths: [env.dir] } }],
     kubernetes: { coalesceMs: 10, coalesceMaxMs: 50, initialSyncTimeoutMs: 5_000, backoffInitialMs: 50, backoffMaxMs: 200 },
     fleet: { clusterProfiles: await env.clusterProfiles('secret-reader.mjs', extra) },
-  });
+  }));
   fleet = new FleetMembers(config, rec, silent);
   await fleet.start();
   return fleet;
@@ -132,7 +133,7 @@ describe('FleetMembers', () => {
     await eventually(() => expect([rec.states.get('cluster-a')?.stale, rec.pools('cluster-a')]).toEqual([false, ['after-fix', 'cluster-a-pool']]), 10_000);
   });
 
-  it('refuses a second profile claiming a cluster and a profile naming a static member; keeps serving the first', async () => {
+  it('refuses a second profile claiming a cluster and a profile naming the local cluster; keeps serving the first', async () => {
     await member('cluster-a');
     hub.create('clusterprofiles', profileFor('cluster-a'));
     hub.create('clusterprofiles', clusterProfile('impostor', { server: 'https://elsewhere.example', properties: { 'cluster.clusterset.k8s.io': 'cluster-a' } }));
@@ -141,7 +142,7 @@ describe('FleetMembers', () => {
     expect(rec.pools('cluster-a')).toEqual(['cluster-a-pool']);
     expect(f.debug().refused.map((r) => r.message).sort()).toEqual([
       'ClusterProfile fleet-system/impostor: cluster "cluster-a" is already claimed by ClusterProfile fleet-system/cluster-a',
-      'ClusterProfile fleet-system/local: cluster "local" is a static member (clusters[]); the static entry is used',
+      'ClusterProfile fleet-system/local: cluster "local" is the local cluster (the router runs in it); it is not a remote member',
     ]);
     expect(rec.states.has('local')).toBe(false);
   });

@@ -12,7 +12,7 @@ import { type RouterHandle, startRouter } from '../../src/runtime/router.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTestCa } from '../helpers/pki.js';
 import { FleetEnv } from '../sources/fleet/fleet-env.js';
-import { HEALTHY } from '../sources/fleet/profile-fixtures.js';
+import { HEALTHY, clusterProfile } from '../sources/fleet/profile-fixtures.js';
 import { silent } from '../sources/kubernetes/kube-fixtures.js';
 
 const ca = createTestCa('router fleet CA');
@@ -34,14 +34,15 @@ afterEach(async () => {
 
 const profile = (o: Parameters<FleetEnv['profile']>[1] = {}) => fleet.profile('cluster-b', o);
 
-async function start(): Promise<RouterHandle> {
+/** `localProfile`: no clusterName, the local entry unnamed, and this profile names the local cluster. */
+async function start(localProfile?: string): Promise<RouterHandle> {
   const config = routerConfigSchema.parse({
-    clusterName: 'cluster-a',
+    ...(localProfile === undefined ? { clusterName: 'cluster-a' } : {}),
     listen: { extProc: '127.0.0.1:0', admin: '127.0.0.1:0' },
     gateways: [{ namespace: 'default', name: 'gw' }],
-    clusters: [{ name: 'cluster-a', manifests: { paths: [join(fleet.dir, 'local')] } }],
+    clusters: [{ ...(localProfile === undefined ? { name: 'cluster-a' } : {}), manifests: { paths: [join(fleet.dir, 'local')] } }],
     kubernetes: { coalesceMs: 10, coalesceMaxMs: 50, initialSyncTimeoutMs: 5_000, backoffInitialMs: 50, backoffMaxMs: 200 },
-    fleet: { clusterProfiles: await fleet.clusterProfiles() },
+    fleet: { clusterProfiles: { ...(await fleet.clusterProfiles()), ...(localProfile === undefined ? {} : { localProfile }) } },
   });
   router = await startRouter(config, { logger: silent, processMetrics: false });
   return router;
@@ -75,5 +76,23 @@ describe('router with members from ClusterProfiles', () => {
     expect(clusters(r)).toEqual([['cluster-a', 0]]);
     fleet.hub.create('clusterprofiles', profile());
     await eventually(() => expect(clusters(r)).toEqual([['cluster-a', 0], ['cluster-b', 1]]), 5_000);
+  });
+
+  it('without clusterName its own ClusterProfile names the local cluster; that profile, and any other naming the local cluster, never become remote members', async () => {
+    fleet.hub.create('clusterprofiles', profile());
+    const named = { 'cluster.clusterset.k8s.io': 'cluster-a' };
+    fleet.hub.create('clusterprofiles', clusterProfile('this-cluster', { server: 'https://this-cluster.example', properties: named }));
+    fleet.hub.create('clusterprofiles', clusterProfile('copy', { server: 'https://copy.example', properties: named }));
+    const r = await start('this-cluster');
+    expect(clusters(r)).toEqual([
+      ['cluster-a', 0],
+      ['cluster-b', 1],
+    ]);
+    const debug = (await (await fetch(`http://${r.adminAddress}/debug/sources`)).json()) as { fleet: { members: { cluster: string }[]; refused: { message: string }[] } };
+    expect(debug.fleet.members.map((m) => m.cluster)).toEqual(['cluster-b']);
+    expect(debug.fleet.refused.map((m) => m.message).sort()).toEqual([
+      'ClusterProfile fleet-system/copy: cluster "cluster-a" is the local cluster (the router runs in it); it is not a remote member',
+      "ClusterProfile fleet-system/this-cluster: this cluster's own profile (fleet.clusterProfiles.localProfile); the local cluster cluster-a is not a remote member",
+    ]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clusterSchema, routerConfigSchema } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import { planCandidate } from '../../src/signals/plan.js';
 import { eppTarget, parentTarget, signalsConfig, viaEpp, viaParent } from './fixtures.js';
 
@@ -110,7 +111,7 @@ describe('scrape credentials config', () => {
   });
 
   it("a Kubernetes member scrapes with its own credentials by default; bearerTokenFile overrides", () => {
-    const cfg = routerConfigSchema.parse({
+    const cfg = namedConfig(routerConfigSchema.parse({
       ...minimal,
       clusters: [
         { name: 'a', kubernetes: { inCluster: true }, epp: { metrics: { scheme: 'https' } } },
@@ -118,7 +119,7 @@ describe('scrape credentials config', () => {
         { name: 'c', kubernetes: { kubeconfig: '/k/c' }, epp: { metrics: { scheme: 'https', bearerTokenFile: '/t/c' } } },
         { name: 'd', manifests: { paths: ['x'] } },
       ],
-    });
+    }));
     const tokenOf = (cluster: string) => planCandidate(viaEpp(cluster, 'p', eppTarget(cluster, '10.0.0.1:9002')), cfg).metrics?.settings.bearerToken;
     expect(tokenOf('a')).toEqual({ file: '/var/run/secrets/kubernetes.io/serviceaccount/token' });
     expect(tokenOf('b')).toMatchObject({ kubeconfig: { kubeconfig: '/k/b' } });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/model/types.js';
 import { routerConfigSchema } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { Diagnostic } from '../../src/snapshot/types.js';
 import { build, config, gateway, listener, LOCAL, localPool, parentRef, poolRef, route, rule, servedGateway } from './fixtures.js';
 
@@ -224,7 +225,7 @@ describe('route attachment', () => {
   it('reports listeners the Envoy does not serve (HTTPS it cannot terminate, another port) without refusing their routes', () => {
     const all = { namespaces: { from: 'All' as const } };
     const gw = servedGateway([listener('http', { port: 80, allowedRoutes: all }), listener('https', { protocol: 'HTTPS', port: 443, allowedRoutes: all })]);
-    const ports = routerConfigSchema.parse({ ...cfgInput(), gatewayListeners: { ports: [8080] } });
+    const ports = namedConfig(routerConfigSchema.parse({ ...cfgInput(), gatewayListeners: { ports: [8080] } }));
     const { snapshot, diagnostics } = build(ports, { [LOCAL]: [...backend, gw, r('a')] });
     expect(snapshot.routes.map((x) => x.attachments[0]?.listeners)).toEqual([['http', 'https']]);
     const gwDiag = diagnostics.filter((d) => d.subject === 'cluster-a: Gateway example/inf-gw');
@@ -234,7 +235,7 @@ describe('route attachment', () => {
     ]);
     expect(gwDiag[1]!.message).toContain('does not terminate TLS');
     // Without a port list only the protocol is judged; HTTPS is served once the config says the Envoy terminates TLS.
-    const tls = routerConfigSchema.parse({ ...cfgInput(), gatewayListeners: { protocols: ['HTTP', 'HTTPS'] } });
+    const tls = namedConfig(routerConfigSchema.parse({ ...cfgInput(), gatewayListeners: { protocols: ['HTTP', 'HTTPS'] } }));
     const ok = build(tls, { [LOCAL]: [...backend, gw, r('a')] }).diagnostics.filter((d) => d.subject === 'cluster-a: Gateway example/inf-gw');
     expect(ok).toEqual([]);
   });

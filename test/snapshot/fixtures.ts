@@ -4,6 +4,7 @@
  * tests do not depend on the decoders.
  */
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import {
   EXPORT_ANNOTATION,
   GROUP_GATEWAY,
@@ -191,13 +192,13 @@ type ClusterInput = { name: string; addressOverrides?: { services?: object[]; ga
 /** A parsed RouterConfig: local cluster-a, members cluster-a and cluster-b, serving example/inf-gw. */
 export function config(o: { mode?: 'Endpoint' | 'Parent'; clusters?: ClusterInput[]; gateways?: { namespace: string; name: string }[]; clusterName?: string; routes?: Record<string, unknown> } = {}): RouterConfig {
   const clusters = o.clusters ?? [{ name: LOCAL }, { name: 'cluster-b' }];
-  return routerConfigSchema.parse({
+  return namedConfig(routerConfigSchema.parse({
     clusterName: o.clusterName ?? LOCAL,
     mode: o.mode ?? 'Endpoint',
     gateways: o.gateways ?? [{ namespace: NS, name: 'inf-gw' }],
     clusters: clusters.map((c) => ({ manifests: { paths: [`${c.name}/`] }, ...c })),
     ...(o.routes !== undefined ? { routes: o.routes } : {}),
-  });
+  }));
 }
 
 export function state(cluster: string, objects: KubeObject[], o: Partial<ClusterState> = {}): ClusterState {

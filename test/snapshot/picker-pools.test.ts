@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { routerConfigSchema, type RouterConfig } from '../../src/config/schema.js';
+import { namedConfig } from '../../src/config/local-name.js';
 import type { GatewayClass, InferencePool, KubeObject } from '../../src/model/types.js';
 import { formatRoutingTable } from '../../src/snapshot/describe.js';
 import { build, config, gateway, LOCAL, localPool, meta, NS, parentRef, pool, poolImport, service } from './fixtures.js';
 
 function pickerConfig(o: { ports?: number[]; defaultAnswer?: 'direct' | 'relay'; mode?: 'Endpoint' | 'Parent' } = {}): RouterConfig {
   const base = config(o.mode ? { mode: o.mode } : {});
-  return routerConfigSchema.parse({
+  return namedConfig(routerConfigSchema.parse({
     ...base,
     endpointPicker: { namespace: NS, serviceName: 'mcip-router', ports: o.ports ?? [9100, 9101], defaultAnswer: o.defaultAnswer ?? 'direct' },
-  });
+  }));
 }
 
 /** A multi-cluster pool naming the router's Service on `port`. */

@@ -64,6 +64,9 @@ clusterProfiles:
   {{- with $cp.apiVersion }}
   apiVersion: {{ . | quote }}
   {{- end }}
+  {{- with $cp.localProfile }}
+  localProfile: {{ . | quote }}
+  {{- end }}
   providerFile: {{ printf "%s/providers.json" (include "mcip-router.fleetProvidersDir" .) | quote }}
   {{- with $cp.plugins }}
   plugins:

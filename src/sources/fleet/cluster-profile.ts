@@ -17,6 +17,8 @@
  * - Claims: one member name and one API server belong to one profile. The
  *   earliest profile (creation time, then namespace/name) keeps a claim; a later
  *   one, and one naming a static member (clusters[]), is refused.
+ * - The local cluster is never a remote member: its own profile
+ *   (fleet.clusterProfiles.localProfile) and any profile naming it are refused.
  */
 import { objectName } from '../../config/addresses.js';
 import { escapeControl } from '../../model/decode-util.js';
@@ -197,18 +199,30 @@ export interface MemberPlan {
   readonly refused: readonly { readonly ref: string; readonly message: string }[];
 }
 
+/** The cluster the router runs in: its name and, when configured, its own profile ("namespace/name"). */
+export interface LocalCluster {
+  readonly cluster: string;
+  readonly profile?: string;
+}
+
 /** Which decoded profiles become members (see the module comment for the rules). */
-export function planMembers(decoded: readonly DecodedProfile[], staticMembers: ReadonlySet<string>): MemberPlan {
+export function planMembers(decoded: readonly DecodedProfile[], staticMembers: ReadonlySet<string>, local?: LocalCluster): MemberPlan {
   const refused: { ref: string; message: string }[] = [];
   const valid: ClusterProfile[] = [];
   for (const d of decoded) {
-    if (d.ok) valid.push(d.profile);
+    if (local?.profile !== undefined && (d.ok ? d.profile.ref : d.ref) === local.profile) {
+      refused.push({ ref: local.profile, message: `ClusterProfile ${local.profile}: this cluster's own profile (fleet.clusterProfiles.localProfile); the local cluster ${local.cluster} is not a remote member` });
+    } else if (d.ok) valid.push(d.profile);
     else refused.push({ ref: d.ref, message: d.message });
   }
   valid.sort((a, b) => (a.createdAt === b.createdAt ? a.ref.localeCompare(b.ref) : a.createdAt.localeCompare(b.createdAt)));
   const members = new Map<string, ClusterProfile>();
   const servers = new Map<string, string>();
   for (const p of valid) {
+    if (p.member === local?.cluster) {
+      refused.push({ ref: p.ref, message: `ClusterProfile ${p.ref}: cluster "${p.member}" is the local cluster (the router runs in it); it is not a remote member` });
+      continue;
+    }
     if (staticMembers.has(p.member)) {
       refused.push({ ref: p.ref, message: `ClusterProfile ${p.ref}: cluster "${p.member}" is a static member (clusters[]); the static entry is used` });
       continue;

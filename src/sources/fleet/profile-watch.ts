@@ -14,7 +14,7 @@ import { ResourceInformer, type InformerStatus } from '../kubernetes/informer.js
 import type { WatchPacing } from '../kubernetes/kubernetes-source.js';
 import { createLister, type ListFn } from '../kubernetes/lister.js';
 import { resourceName, resourceSpec } from '../kubernetes/resources.js';
-import { CLUSTER_PROFILE_GROUP, type DecodedProfile, type MemberPlan, decodeClusterProfile, planMembers } from './cluster-profile.js';
+import { CLUSTER_PROFILE_GROUP, type DecodedProfile, type LocalCluster, type MemberPlan, decodeClusterProfile, planMembers } from './cluster-profile.js';
 
 export interface ClusterProfileWatchOptions extends WatchPacing {
   readonly kubeConfig: BoundedKubeConfig;
@@ -24,6 +24,8 @@ export interface ClusterProfileWatchOptions extends WatchPacing {
   readonly apiVersion: string;
   /** clusters[] names: a profile claiming one is refused. */
   readonly staticMembers: ReadonlySet<string>;
+  /** The local cluster and its own profile: never a member. */
+  readonly local?: LocalCluster;
   readonly logger?: Logger;
   readonly list?: ListFn;
 }
@@ -102,7 +104,7 @@ export class ClusterProfileWatch {
 
   private plan(): MemberPlan {
     const decoded = [...(this.informer?.store.values() ?? [])].map((e) => e.result);
-    return planMembers(decoded, this.o.staticMembers);
+    return planMembers(decoded, this.o.staticMembers, this.o.local);
   }
 
   private emit(): void {

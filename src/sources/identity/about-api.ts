@@ -7,7 +7,7 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { CLUSTER_NAME_PROPERTY } from '../fleet/cluster-profile.js';
 import { classifyError, httpStatusOf } from '../kubernetes/api-errors.js';
-import { ABOUT_GROUP, type AboutName, type ClusterIdentity, resolveIdentity } from './cluster-identity.js';
+import { ABOUT_GROUP, type AboutName } from './cluster-identity.js';
 
 /** Served versions, newest first (the upstream CRD serves v1beta1, its storage version, and v1alpha1). */
 export const ABOUT_VERSIONS = ['v1beta1', 'v1alpha1'] as const;
@@ -27,9 +27,4 @@ export async function readAboutName(kc: KubeConfig): Promise<AboutName> {
     }
   }
   return { state: 'absent', message: `no ClusterProperty ${CLUSTER_NAME_PROPERTY} (${ABOUT_GROUP} not installed, or the property not set)` };
-}
-
-/** The local cluster's identity, its About API read through `kubeConfig`. Throws IdentityMismatchError. */
-export async function localIdentity(clusterName: string, kubeConfig: KubeConfig): Promise<ClusterIdentity> {
-  return resolveIdentity(clusterName, await readAboutName(kubeConfig));
 }

@@ -139,6 +139,22 @@ describe('planMembers', () => {
     ]);
   });
 
+  it("never makes the local cluster a member: its own profile (even naming another cluster or invalid) and any profile naming it are refused", () => {
+    const profiles = [
+      decode(clusterProfile('home', { server: 'https://home.example', properties: { 'cluster.clusterset.k8s.io': 'elsewhere' } })),
+      decode(clusterProfile('copy', { server: 'https://copy.example', properties: { 'cluster.clusterset.k8s.io': 'here' } })),
+      decode(clusterProfile('b', { server: 'https://b.example' })),
+    ];
+    const plan = planMembers(profiles, new Set(['here']), { cluster: 'here', profile: 'fleet-system/home' });
+    expect([...plan.members.keys()]).toEqual(['b']);
+    expect(plan.refused.map((r) => r.message)).toEqual([
+      "ClusterProfile fleet-system/home: this cluster's own profile (fleet.clusterProfiles.localProfile); the local cluster here is not a remote member",
+      'ClusterProfile fleet-system/copy: cluster "here" is the local cluster (the router runs in it); it is not a remote member',
+    ]);
+    const invalid = planMembers([decode(clusterProfile('home', { properties: { 'cluster.clusterset.k8s.io': 'Not Valid' } }))], new Set(), { cluster: 'here', profile: 'fleet-system/home' });
+    expect(invalid.refused.map((r) => r.message)).toEqual([expect.stringMatching(/^ClusterProfile fleet-system\/home: this cluster's own profile/)]);
+  });
+
   it('keeps members in an outage: health decides traffic, not membership', () => {
     const plan = planMembers([decode(clusterProfile('a', { conditions: [{ type: 'ControlPlaneHealthy', status: 'False' }] }))], new Set());
     expect(plan.members.get('a')?.health.healthy).toBe(false);

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
+import type { LoadedRouterConfig, RouterConfig } from '../../../src/config/schema.js';
 import { KubeApiServer, writeKubeconfig } from '../../harness/kube-apiserver.js';
 
 /** The About API's ClusterProperty naming a cluster in its ClusterSet (KEP-2149). */
@@ -23,4 +24,10 @@ export function useStandinCluster(): { readonly server: KubeApiServer; readonly 
     await rm(current.dir, { recursive: true, force: true });
   });
   return current;
+}
+
+/** `config` as a file that leaves the local cluster's name open: no clusterName, its entry unnamed and marked local. */
+export function withoutName(config: RouterConfig): LoadedRouterConfig {
+  const { clusterName, ...rest } = config;
+  return { ...rest, clusters: config.clusters.map((c) => (c.name === clusterName ? { ...c, name: undefined, local: true } : c)) };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { controllerEnabled, routerConfigSchema } from '../../../src/config/schema.js';
+import { namedConfig } from '../../../src/config/local-name.js';
 import { createObjectSource } from '../../../src/sources/create-source.js';
 import { KubernetesSource } from '../../../src/sources/kubernetes/kubernetes-source.js';
 import { ManifestSource } from '../../../src/sources/manifest-source.js';
@@ -79,8 +80,9 @@ describe('config: kubernetes sources and controller', () => {
   it('createObjectSource picks the source per cluster', async () => {
     const r = parse({ clusters: [{ name: 'cluster-a', manifests: { paths: ['/tmp/none'] } }, { name: 'cluster-b', kubernetes: { kubeconfig: '/nonexistent' } }] });
     if (!r.success) throw new Error('config');
-    expect(await createObjectSource(r.data.clusters[0]!, r.data, silent)).toBeInstanceOf(ManifestSource);
-    const remote = await createObjectSource(r.data.clusters[1]!, r.data, silent);
+    const cfg = namedConfig(r.data);
+    expect(await createObjectSource(cfg.clusters[0]!, cfg, silent)).toBeInstanceOf(ManifestSource);
+    const remote = await createObjectSource(cfg.clusters[1]!, cfg, silent);
     expect(remote).toBeInstanceOf(KubernetesSource);
     expect(remote.cluster).toBe('cluster-b');
   });
@@ -88,7 +90,8 @@ describe('config: kubernetes sources and controller', () => {
   it('a missing kubeconfig file rejects start() with reason read', async () => {
     const r = parse({ clusters: [{ name: 'cluster-a', kubernetes: { kubeconfig: '/nonexistent/kubeconfig' } }] });
     if (!r.success) throw new Error('config');
-    const s = await createObjectSource(r.data.clusters[0]!, r.data, silent);
+    const cfg = namedConfig(r.data);
+    const s = await createObjectSource(cfg.clusters[0]!, cfg, silent);
     await expect(s.start({ onState: () => undefined, onError: () => undefined })).rejects.toMatchObject({
       reason: 'read',
       message: expect.stringContaining('/nonexistent/kubeconfig'),

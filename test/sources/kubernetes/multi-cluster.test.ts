@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { routerConfigSchema, type RouterConfig } from '../../../src/config/schema.js';
+import { namedConfig } from '../../../src/config/local-name.js';
 import { buildSnapshot } from '../../../src/snapshot/build.js';
 import type { RoutingSnapshot } from '../../../src/snapshot/types.js';
 import { createObjectSource } from '../../../src/sources/create-source.js';
@@ -33,7 +34,7 @@ afterEach(async () => {
 });
 
 function config(): RouterConfig {
-  return routerConfigSchema.parse({
+  return namedConfig(routerConfigSchema.parse({
     clusterName: 'cluster-a',
     gateways: [{ namespace: 'default', name: 'gw' }],
     clusters: [
@@ -41,7 +42,7 @@ function config(): RouterConfig {
       { name: 'cluster-b', kubernetes: { kubeconfig: remote.kubeconfig } },
     ],
     kubernetes: { coalesceMs: 50, backoffInitialMs: 50, backoffMaxMs: 200, initialSyncTimeoutMs: 2000 },
-  });
+  }));
 }
 
 async function startRouter(cfg: RouterConfig): Promise<void> {
