@@ -40,6 +40,8 @@ export class KubeApiServer {
   private server: Server | undefined;
   private port = 0;
   private readonly sockets = new Set<Socket>();
+  /** Connections accepted so far (a client that reuses its connections opens few). */
+  connectionsAccepted = 0;
   private readonly watches = new Set<WatchStream>();
   private readonly uninstalled = new Set<string>();
   private readonly forbidden = new Set<string>();
@@ -257,6 +259,7 @@ export class KubeApiServer {
     };
     const server: Server = this.tls ? createTlsServer({ cert: this.tls.cert, key: this.tls.key }, handler) : createServer(handler);
     server.on('connection', (sock) => {
+      this.connectionsAccepted++;
       this.sockets.add(sock);
       sock.on('close', () => this.sockets.delete(sock));
     });

@@ -19,6 +19,7 @@
  */
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { type Dispatcher, fetch, getGlobalDispatcher } from 'undici';
+import { DispatcherCache } from './dispatcher-cache.js';
 import { IDENTITY_ENCODING, boundResponses, currentList } from './response-bound.js';
 
 export interface RequestBounds {
@@ -87,9 +88,13 @@ export class BoundedKubeConfig extends KubeConfig {
     super();
   }
 
-  /** The kubeconfig user's credentials, or the bearer credential's token. */
+  private readonly dispatchers = new DispatcherCache();
+
+  /** The kubeconfig user's credentials, or the bearer credential's token; the kept dispatcher (dispatcher-cache.ts). */
   private async authenticate(context: RequestContext): Promise<void> {
     await super.applySecurityAuthentication(context);
+    const kept = this.dispatchers.for(this);
+    if (kept) context.setDispatcher(kept as Parameters<RequestContext['setDispatcher']>[0]);
     if (!this.bearer) return;
     let token: string;
     try {
