@@ -138,3 +138,20 @@ describe('naming the local cluster at start', () => {
     );
   });
 });
+
+describe('a name from the About API or the hub that another clusters[] entry has', () => {
+  it('is refused, naming the name, its source and the entry: the local cluster would read and write that member\'s entries', async () => {
+    const member = { name: 'cluster-b', ...fromFiles };
+    // The hub's profile for this cluster names it as another static member.
+    hub.create('clusterprofiles', clusterProfile('member-7', { properties: { [PROPERTY]: 'cluster-b' } }));
+    const byHub = await refusal(config({ localEntry: { local: true, ...fromFiles }, localProfile: 'member-7', more: [member] }));
+    expect(byHub).toBeInstanceOf(IdentityError);
+    expect(byHub?.message).toBe(
+      'cluster name: "cluster-b" from ClusterProfile fleet-system/member-7 on the hub (status.properties cluster.clusterset.k8s.io) is the name of clusters[1], another cluster of the config; two clusters cannot share a name: correct the source, or that entry\'s name',
+    );
+    // The same from the About API.
+    local.server.create('clusterproperties', clusterProperty('cluster-b'));
+    const byAbout = await refusal(config({ localEntry: { local: true, ...fromKube() }, more: [member] }));
+    expect(byAbout?.message).toMatch(/^cluster name: "cluster-b" from the About API of the local cluster \(clusters\[0\]\) .* is the name of clusters\[1\], another cluster of the config;/);
+  });
+});
