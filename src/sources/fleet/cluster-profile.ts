@@ -85,7 +85,7 @@ export function decodeClusterProfile(raw: Raw): DecodedProfile {
   const member = properties[CLUSTER_NAME_PROPERTY] ?? str(meta.name) ?? '';
   if (!objectName.safeParse(member).success) {
     const from = properties[CLUSTER_NAME_PROPERTY] !== undefined ? `status.properties ${CLUSTER_NAME_PROPERTY}` : 'metadata.name';
-    return { ok: false, ref, message: `ClusterProfile ${ref}: ${from} "${member.slice(0, 80)}" is not a valid member name (a lower-case RFC 1123 name)` };
+    return { ok: false, ref, message: `ClusterProfile ${ref}: ${from} "${escapeControl(member.slice(0, 80))}" is not a valid member name (a lower-case RFC 1123 name)` };
   }
   const problems: string[] = [];
   const providers = (field: 'accessProviders' | 'credentialProviders'): AccessProvider[] =>

@@ -155,3 +155,18 @@ describe('a name from the About API or the hub that another clusters[] entry has
     expect(byAbout?.message).toMatch(/^cluster name: "cluster-b" from the About API of the local cluster \(clusters\[0\]\) .* is the name of clusters\[1\], another cluster of the config;/);
   });
 });
+
+describe('a name that is no valid name, with terminal control characters', () => {
+  it('is quoted with them escaped, from the hub and from the About API (the message goes to stderr, the log and --check)', async () => {
+    const hostile = 'x\u001b]0;owned\u0007\u001b[2J';
+    hub.create('clusterprofiles', clusterProfile('member-7', { properties: { [PROPERTY]: hostile } }));
+    const byHub = await refusal(config({ localEntry: fromFiles, localProfile: 'member-7' }));
+    expect(byHub?.message).toBe(
+      'cluster name: ClusterProfile fleet-system/member-7: status.properties cluster.clusterset.k8s.io "x\\u001b]0;owned\\u0007\\u001b[2J" is not a valid member name (a lower-case RFC 1123 name); it cannot name this cluster (fleet.clusterProfiles.localProfile)',
+    );
+    local.server.create('clusterproperties', clusterProperty(hostile));
+    const byAbout = await refusal(config());
+    expect(byAbout?.message).toMatch(/^cluster name: "x\\u001b\]0;owned\\u0007\\u001b\[2J" from the About API of the local cluster/);
+    expect(`${byHub?.message}${byAbout?.message}`).not.toMatch(/[\u0000-\u001f]/);
+  });
+});
