@@ -21,7 +21,7 @@
  *   (fleet.clusterProfiles.localProfile) and any profile naming it are refused.
  */
 import { objectName } from '../../config/addresses.js';
-import { escapeControl } from '../../model/decode-util.js';
+import { cutText, escapeControl } from '../../model/decode-util.js';
 
 export const CLUSTER_PROFILE_GROUP = 'multicluster.x-k8s.io';
 /** The About API property naming the cluster in its ClusterSet. */
@@ -119,8 +119,7 @@ const CONDITION_TEXT_CHARS = 256;
 function conditionText(v: unknown): string | undefined {
   const s = str(v);
   if (!s) return undefined;
-  const cut = s.length > CONDITION_TEXT_CHARS ? `${s.slice(0, CONDITION_TEXT_CHARS)}…` : s;
-  return escapeControl(cut);
+  return cutText(s, CONDITION_TEXT_CHARS);
 }
 
 function healthOf(conditions: unknown[]): ProfileHealth {

@@ -170,3 +170,19 @@ describe('a name that is no valid name, with terminal control characters', () =>
     expect(`${byHub?.message}${byAbout?.message}`).not.toMatch(/[\u0000-\u001f]/);
   });
 });
+
+describe("the hub's refusal text", () => {
+  it('is cut and its control characters escaped where the start-up message quotes it', async () => {
+    const text = `denied\u001b]0;owned\u0007\u001b[2J${'x'.repeat(100_000)}`;
+    hub.answerWith(
+      (r) => r.plural === 'clusterprofiles',
+      (_req, res) => {
+        res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: text }));
+      },
+    );
+    const none = await refusal(config({ localEntry: fromFiles, localProfile: 'member-7' }));
+    expect(none?.message).toMatch(/local ClusterProfile: ClusterProfile fleet-system\/member-7 .* on the hub: .*forbidden \(403\): denied\\u001b\]0;owned\\u0007\\u001b\[2Jx+…/);
+    expect(none?.message).not.toMatch(/[\u0000-\u001f]/);
+    expect(none?.message.length).toBeLessThan(2_000);
+  });
+});
