@@ -17,6 +17,11 @@ export function escapeControl(s: string): string {
   return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** Text from another system cut to `max` characters (marked …), control characters escaped. */
+export function cutText(s: string, max: number): string {
+  return escapeControl(s.length > max ? `${s.slice(0, max)}…` : s);
+}
+
 export class DecodeContext {
   readonly errors: FieldError[] = [];
   constructor(

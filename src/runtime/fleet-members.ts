@@ -181,13 +181,20 @@ export class FleetMembers {
     this.running.clear();
   }
 
+  /**
+   * Applies plans in order; resolves once `plan` is applied and its new members' starts ended.
+   * The next plan does not wait for those starts: members queued for a start slot must not hold
+   * up an outage or a removal (a member removed while it waits never starts).
+   */
   private apply(plan: MemberPlan): Promise<void> {
-    this.applying = this.applying.then(() => this.reconcile(plan)).catch((err: unknown) => this.logger.error({ err }, 'applying the fleet member plan failed'));
-    return this.applying;
+    const applied = this.applying.then(() => this.reconcile(plan));
+    const failed = (err: unknown): void => this.logger.error({ err }, 'applying the fleet member plan failed');
+    this.applying = applied.then(() => undefined, failed);
+    return applied.then((r) => r.started, () => undefined);
   }
 
-  private async reconcile(plan: MemberPlan): Promise<void> {
-    if (this.stopped || !this.providerFile) return;
+  private async reconcile(plan: MemberPlan): Promise<{ readonly started: Promise<void> }> {
+    if (this.stopped || !this.providerFile) return { started: Promise.resolve() };
     for (const r of plan.refused) if (!this.refused.some((x) => x.message === r.message)) this.logger.warn({ profile: r.ref }, r.message);
     this.refused = plan.refused;
     const starts: Promise<void>[] = [];
@@ -226,7 +233,7 @@ export class FleetMembers {
       if (!wanted.has(cluster)) await this.remove(cluster);
     }
     this.listener.onMembers?.([...wanted].sort());
-    await Promise.all(starts);
+    return { started: Promise.all(starts).then(() => undefined, (err: unknown) => this.logger.error({ err }, 'starting fleet members failed')) };
   }
 
   private async add(cluster: string, profile: ClusterProfile, key: string, tokens: ExecTokenSource, carried?: ClusterState): Promise<void> {

@@ -226,6 +226,30 @@ describe('FleetMembers', () => {
     expect(names.map(runs)).toEqual([1, 1, 1, 1, 1]);
   });
 
+  it('members waiting for a start slot hold up no later plan: an outage and a removal apply at once, and a member removed while it waited never connects', async () => {
+    await member('good');
+    hub.create('clusterprofiles', profileFor('good'));
+    await startFleet({ members: { startConcurrency: 1, requestTimeoutMs: 20_000 } });
+    expect(rec.pools('good')).toEqual(['good-pool']);
+    // Three members whose lists go unanswered: each holds the one slot until the initial sync gives up (5 s).
+    const hung = ['h-1', 'h-2', 'h-3'];
+    const unhang: (() => void)[] = [];
+    for (const n of hung) {
+      await member(n);
+      unhang.push(members.get(n)!.hang((r) => r.method === 'GET' && !r.watch));
+      hub.create('clusterprofiles', profileFor(n));
+    }
+    await eventually(() => expect(hung.filter((n) => members.get(n)!.requests.length > 0)).toEqual(['h-1']), 5_000);
+    const sick = { type: 'ControlPlaneHealthy', status: 'False', reason: 'ManagedClusterLeaseUpdateStopped', message: 'lease not updated', lastTransitionTime: '2026-01-02T00:00:00Z' };
+    hub.updateStatus('clusterprofiles', profileFor('good', { conditions: [sick] }));
+    hub.delete('clusterprofiles', 'fleet-system', 'h-3');
+    // Well inside the first hung member's 5 s: the plan is applied while h-1 holds the slot.
+    await eventually(() => expect([rec.pools('good'), rec.removed]).toEqual([[], ['h-3']]), 3_000);
+    for (const u of unhang) u();
+    await eventually(() => expect(rec.pools('h-2')).toEqual(['h-2-pool']), 15_000);
+    expect(members.get('h-3')!.requests).toHaveLength(0);
+  });
+
   it('reads ClusterProfiles in the configured version', async () => {
     await member('cluster-a');
     hub.create('clusterprofiles', profileFor('cluster-a'));

@@ -21,7 +21,7 @@
  *   (fleet.clusterProfiles.localProfile) and any profile naming it are refused.
  */
 import { objectName } from '../../config/addresses.js';
-import { escapeControl } from '../../model/decode-util.js';
+import { cutText, escapeControl } from '../../model/decode-util.js';
 
 export const CLUSTER_PROFILE_GROUP = 'multicluster.x-k8s.io';
 /** The About API property naming the cluster in its ClusterSet. */
@@ -85,7 +85,7 @@ export function decodeClusterProfile(raw: Raw): DecodedProfile {
   const member = properties[CLUSTER_NAME_PROPERTY] ?? str(meta.name) ?? '';
   if (!objectName.safeParse(member).success) {
     const from = properties[CLUSTER_NAME_PROPERTY] !== undefined ? `status.properties ${CLUSTER_NAME_PROPERTY}` : 'metadata.name';
-    return { ok: false, ref, message: `ClusterProfile ${ref}: ${from} "${member.slice(0, 80)}" is not a valid member name (a lower-case RFC 1123 name)` };
+    return { ok: false, ref, message: `ClusterProfile ${ref}: ${from} "${escapeControl(member.slice(0, 80))}" is not a valid member name (a lower-case RFC 1123 name)` };
   }
   const problems: string[] = [];
   const providers = (field: 'accessProviders' | 'credentialProviders'): AccessProvider[] =>
@@ -119,8 +119,7 @@ const CONDITION_TEXT_CHARS = 256;
 function conditionText(v: unknown): string | undefined {
   const s = str(v);
   if (!s) return undefined;
-  const cut = s.length > CONDITION_TEXT_CHARS ? `${s.slice(0, CONDITION_TEXT_CHARS)}…` : s;
-  return escapeControl(cut);
+  return cutText(s, CONDITION_TEXT_CHARS);
 }
 
 function healthOf(conditions: unknown[]): ProfileHealth {

@@ -18,6 +18,7 @@
  * with why. Values read from an API are RFC 1123 names, or an error. Pure.
  */
 import { objectName } from '../../config/addresses.js';
+import { escapeControl } from '../../model/decode-util.js';
 import { CLUSTER_NAME_PROPERTY } from '../fleet/cluster-profile.js';
 
 export const ABOUT_GROUP = 'about.k8s.io';
@@ -70,7 +71,8 @@ interface Claim {
   readonly fix: (to: string) => string;
 }
 
-const shown = (v: string): string => (v.length > 80 ? `${v.slice(0, 80)}...` : v);
+/** A value as quoted in a message: cut, control characters escaped (an API's text). */
+const shown = (v: string): string => escapeControl(v.length > 80 ? `${v.slice(0, 80)}...` : v);
 
 /** Decides the name (see the module comment). Throws IdentityError / IdentityMismatchError. */
 export function decideIdentity(s: NameSources): ClusterIdentity {

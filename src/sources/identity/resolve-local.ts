@@ -29,6 +29,11 @@ export async function resolveLocalCluster(loaded: LoadedRouterConfig): Promise<R
     cp?.localProfile !== undefined ? readProfile(cp, cp.localProfile) : undefined,
   ]);
   const identity = decideIdentity({ local, ...(config ? { config } : {}), ...(about ? { about } : {}), ...(profile ? { profile } : {}) });
+  // A name read from an API may be another entry's (the config's own names are unique): it would read and write that member's entries.
+  const taken = loaded.clusters.findIndex((c, i) => i !== at.index && c.name === identity.name);
+  if (taken >= 0) {
+    throw new IdentityError(`cluster name: "${identity.name}" from ${identity.from} is the name of clusters[${taken}], another cluster of the config; two clusters cannot share a name: correct the source, or that entry's name`);
+  }
   return { config: withLocalName(loaded, identity.name), identity };
 }
 

@@ -5,6 +5,7 @@
  * DOMException `code` is not an HTTP status; an answer refused for its size or
  * encoding is neither) into the reasons the router reports.
  */
+import { cutText } from '../../model/decode-util.js';
 import { CredentialError, RequestTimeoutError } from './api-access.js';
 import { responseRefusal } from './response-bound.js';
 import type { ResourceSpec } from './resources.js';
@@ -33,8 +34,16 @@ export function httpStatusOf(err: unknown): number | undefined {
   return undefined;
 }
 
-/** The Status message the server sent, if any. */
+/** Longest piece of a server's own text an error carries. */
+const SERVER_TEXT_CHARS = 300;
+
+/** The Status message the server sent, if any: cut, control characters escaped (it reaches logs, /debug and terminals). */
 function serverMessage(err: unknown): string | undefined {
+  const text = rawServerMessage(err);
+  return text === undefined ? undefined : cutText(text, SERVER_TEXT_CHARS);
+}
+
+function rawServerMessage(err: unknown): string | undefined {
   const body = (err as { body?: unknown }).body;
   if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
     return (body as { message: string }).message;
@@ -44,7 +53,7 @@ function serverMessage(err: unknown): string | undefined {
       const parsed = JSON.parse(body) as { message?: unknown };
       if (typeof parsed.message === 'string') return parsed.message;
     } catch {
-      return body.slice(0, 300);
+      return body;
     }
   }
   return undefined;

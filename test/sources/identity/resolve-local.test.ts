@@ -138,3 +138,51 @@ describe('naming the local cluster at start', () => {
     );
   });
 });
+
+describe('a name from the About API or the hub that another clusters[] entry has', () => {
+  it('is refused, naming the name, its source and the entry: the local cluster would read and write that member\'s entries', async () => {
+    const member = { name: 'cluster-b', ...fromFiles };
+    // The hub's profile for this cluster names it as another static member.
+    hub.create('clusterprofiles', clusterProfile('member-7', { properties: { [PROPERTY]: 'cluster-b' } }));
+    const byHub = await refusal(config({ localEntry: { local: true, ...fromFiles }, localProfile: 'member-7', more: [member] }));
+    expect(byHub).toBeInstanceOf(IdentityError);
+    expect(byHub?.message).toBe(
+      'cluster name: "cluster-b" from ClusterProfile fleet-system/member-7 on the hub (status.properties cluster.clusterset.k8s.io) is the name of clusters[1], another cluster of the config; two clusters cannot share a name: correct the source, or that entry\'s name',
+    );
+    // The same from the About API.
+    local.server.create('clusterproperties', clusterProperty('cluster-b'));
+    const byAbout = await refusal(config({ localEntry: { local: true, ...fromKube() }, more: [member] }));
+    expect(byAbout?.message).toMatch(/^cluster name: "cluster-b" from the About API of the local cluster \(clusters\[0\]\) .* is the name of clusters\[1\], another cluster of the config;/);
+  });
+});
+
+describe('a name that is no valid name, with terminal control characters', () => {
+  it('is quoted with them escaped, from the hub and from the About API (the message goes to stderr, the log and --check)', async () => {
+    const hostile = 'x\u001b]0;owned\u0007\u001b[2J';
+    hub.create('clusterprofiles', clusterProfile('member-7', { properties: { [PROPERTY]: hostile } }));
+    const byHub = await refusal(config({ localEntry: fromFiles, localProfile: 'member-7' }));
+    expect(byHub?.message).toBe(
+      'cluster name: ClusterProfile fleet-system/member-7: status.properties cluster.clusterset.k8s.io "x\\u001b]0;owned\\u0007\\u001b[2J" is not a valid member name (a lower-case RFC 1123 name); it cannot name this cluster (fleet.clusterProfiles.localProfile)',
+    );
+    local.server.create('clusterproperties', clusterProperty(hostile));
+    const byAbout = await refusal(config());
+    expect(byAbout?.message).toMatch(/^cluster name: "x\\u001b\]0;owned\\u0007\\u001b\[2J" from the About API of the local cluster/);
+    expect(`${byHub?.message}${byAbout?.message}`).not.toMatch(/[\u0000-\u001f]/);
+  });
+});
+
+describe("the hub's refusal text", () => {
+  it('is cut and its control characters escaped where the start-up message quotes it', async () => {
+    const text = `denied\u001b]0;owned\u0007\u001b[2J${'x'.repeat(100_000)}`;
+    hub.answerWith(
+      (r) => r.plural === 'clusterprofiles',
+      (_req, res) => {
+        res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: text }));
+      },
+    );
+    const none = await refusal(config({ localEntry: fromFiles, localProfile: 'member-7' }));
+    expect(none?.message).toMatch(/local ClusterProfile: ClusterProfile fleet-system\/member-7 .* on the hub: .*forbidden \(403\): denied\\u001b\]0;owned\\u0007\\u001b\[2Jx+…/);
+    expect(none?.message).not.toMatch(/[\u0000-\u001f]/);
+    expect(none?.message.length).toBeLessThan(2_000);
+  });
+});
