@@ -7,16 +7,14 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseCli, USAGE } from './cli/args.js';
-import { CHECK_LOAD_ERRORS, runCheck } from './cli/check.js';
 import { versionLine } from './build-info.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { LoadedRouterConfig } from './config/schema.js';
 import { createLogger } from './log.js';
+import { StartupError } from './runtime/load-sources.js';
 
 /** A bug: an error nobody handled (sysexits' EX_SOFTWARE). */
 const EXIT_INTERNAL_ERROR = 70;
-import { StartupError } from './runtime/load-sources.js';
-import { startRouter } from './runtime/router.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   const cmd = parseCli(argv, process.env);
@@ -49,6 +47,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const level = cmd.logLevel ?? config.log.level;
   if (cmd.type === 'check') {
     // stdout carries the table alone, so a pipeline can keep it; logs go to stderr.
+    const { CHECK_LOAD_ERRORS, runCheck } = await import('./cli/check.js');
     const result = await runCheck(config, createLogger(level, process.stderr));
     (result.code === CHECK_LOAD_ERRORS ? process.stderr : process.stdout).write(result.output);
     return result.code;
@@ -60,8 +59,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   return serve(config, createLogger(level), cmd.type === 'run' ? undefined : cmd.type);
 }
 
+// Each role's code is loaded only when that role runs, so --help, --version, --check and a refused
+// config answer without loading the data path.
 async function start(config: LoadedRouterConfig, logger: ReturnType<typeof createLogger>, role: 'export-controller' | 'export-agent' | undefined): Promise<{ shutdown(): Promise<void> }> {
-  if (role === undefined) return startRouter(config, { logger });
+  if (role === undefined) return (await import('./runtime/router.js')).startRouter(config, { logger });
   const { serveExportController } = await import('./controller/export-serve.js');
   if (role === 'export-agent') return serveExportController(config, logger, true, 'agent');
   const fleet = config.fleet.clusterProfiles ? (await import('./runtime/fleet-members.js')).exportFleet : undefined;

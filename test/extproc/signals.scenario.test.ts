@@ -171,17 +171,22 @@ describe('a black-holed member cluster', () => {
   it('requests to other pools keep their latency (p50 with and without)', async () => {
     const hole = await blackHole();
     cleanups.push(() => hole.close());
-    sc = await startScenario({ signals: true, eppConnectTimeoutMs: 1000, clusterA: noMetrics, clusterB: noMetrics });
+    // The stuck requests below end at the per-attempt timeout: long enough to outlast the measurement.
+    sc = await startScenario({ signals: true, eppConnectTimeoutMs: 1000, attemptTimeoutMs: 3000, clusterA: noMetrics, clusterB: noMetrics });
     await localLatencies(10); // warm up
     const without = p50(await localLatencies(40));
 
     // cluster-b's EPP (ext_proc and health) now accepts connections and never answers.
     sc.setSnapshot(buildScenarioSnapshot({ eppA: sc.eppA.address, eppB: hole.address, clusterA: noMetrics, clusterB: noMetrics }));
     const stuck = Array.from({ length: 20 }, () => sc!.envoy.run({ authority: 'remote.example', path: '/', body: jsonBody(512) }));
+    let stuckEnded = false;
+    const ended = (): void => void (stuckEnded = true);
+    void Promise.all(stuck).then(ended, ended); // a failure is reported by the await below
     await sleep(50);
     const withHole = p50(await localLatencies(40));
+    expect(stuckEnded, 'the local requests were measured while the remote ones were stuck').toBe(false);
     const remote = await Promise.all(stuck);
-    for (const r of remote) expect(r.status).toBe(503); // FailClose after the connect timeout
+    for (const r of remote) expect(r.status).toBe(503); // FailClose after the attempt timeout (the hole accepts the connection)
 
     expect(withHole).toBeLessThan(Math.max(3 * without, without + 20));
     // The prober saw the hole (off the request path): the remote pool is marked down.

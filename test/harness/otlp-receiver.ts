@@ -97,8 +97,8 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
-/** OTLP/HTTP with protobuf bodies, as a collector's otlp receiver on 4318. */
-export async function startOtlpHttpReceiver(): Promise<OtlpReceiver> {
+/** OTLP/HTTP with protobuf bodies, as a collector's otlp receiver on 4318 (here on `port`, by default a free one). */
+export async function startOtlpHttpReceiver(port = 0): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   let requests = 0;
   const server: Server = createServer((req, res) => {
@@ -114,10 +114,13 @@ export async function startOtlpHttpReceiver(): Promise<OtlpReceiver> {
       res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(Buffer.from(Response.encode(Response.create({})).finish()));
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     spans,
     get requests() {
       return requests;

@@ -241,8 +241,14 @@ describe('relay verifier: bounded', () => {
       const s = session.request({ ':method': 'POST', ':path': EXT_PROC_PROCESS_PATH, 'content-type': 'application/grpc', te: 'trailers' });
       return new Promise<{ status: string; message: string; ms: number }>((resolve) => {
         const t = performance.now();
-        s.on('trailers', (h) => resolve({ status: String(h['grpc-status']), message: String(h['grpc-message']), ms: performance.now() - t }));
-        s.on('response', (h) => h['grpc-status'] !== undefined && resolve({ status: String(h['grpc-status']), message: String(h['grpc-message']), ms: performance.now() - t }));
+        // Like a gRPC client (Envoy resets the stream once it has the status), the call's own half
+        // ends with the status; left open, the connection would hold the router's drain at shutdown.
+        const ended = (h: IncomingHttpHeaders): void => {
+          resolve({ status: String(h['grpc-status']), message: String(h['grpc-message']), ms: performance.now() - t });
+          s.close();
+        };
+        s.on('trailers', ended);
+        s.on('response', (h) => h['grpc-status'] !== undefined && ended(h));
         s.resume();
       });
     };
