@@ -37,6 +37,8 @@ import { ReconcileLoop } from './reconcile-loop.js';
 
 /** How the decoder names an invalid InferencePool in FieldError.object ("InferencePool ns/name"). */
 const INVALID_POOL = 'InferencePool ';
+/** Longest a computed plan is reused by passes that nothing invalidated (a resync pass, a retry). */
+const PLAN_REUSE_MS = 1000;
 
 export interface ExportMember {
   readonly name: string;
@@ -139,10 +141,23 @@ export async function startExportController(o: ExportControllerOptions): Promise
       };
     });
 
+  /**
+   * The plan every member's pass reads, computed once per change rather than once per pass: a
+   * state change triggers every member's worker, and at fleet size planning is the cost (each
+   * plan looks at every member's imports for every exported pool). Dropped on every trigger of
+   * all workers (a state, health, member or leader change, a grace deadline), after a pass that
+   * changed what the plan reads of its member (imports created, namespaces found missing, pruned
+   * entries), on reconcile(), and at the latest PLAN_REUSE_MS after it was made.
+   */
+  let cached: { readonly plan: ExportPlan; readonly at: number } | undefined;
   const plan = (): ExportPlan => {
-    const p = planExports({ controllerName: settings.name, members: views(), withdrawnSince, now: now(), graceMs: settings.withdrawalGraceMs });
+    const at = now();
+    if (cached && at - cached.at >= 0 && at - cached.at < PLAN_REUSE_MS) return cached.plan;
+    const v = views();
+    const p = planExports({ controllerName: settings.name, members: v, withdrawnSince, now: at, graceMs: settings.withdrawalGraceMs });
+    cached = { plan: p, at };
     withdrawnSince = p.withdrawnSince;
-    record.observePlan(p, views());
+    record.observePlan(p, v);
     if (deadlineTimer) clearTimeout(deadlineTimer);
     deadlineTimer = p.nextDeadline !== undefined && !stopped ? setTimeout(() => triggerAll(), Math.max(0, p.nextDeadline - now()) + 5) : undefined;
     return p;
@@ -151,11 +166,24 @@ export async function startExportController(o: ExportControllerOptions): Promise
   /** One pass of a member's worker; true when a step failed. */
   async function runMember(m: MemberRuntime): Promise<boolean> {
     // Its own first list comes first: until then what it holds is not known. A member in an outage gets no writes.
-    if (stopped || !isLeader() || !m.client || m.starting || m.outage !== undefined || !members.includes(m)) return false;
+    const client = m.client;
+    if (stopped || !isLeader() || !client || m.starting || m.outage !== undefined || !members.includes(m)) return false;
+    const before = readBySteps(m);
+    try {
+      return await runSteps(m, client);
+    } finally {
+      if (readBySteps(m) !== before) cached = undefined;
+    }
+  }
+
+  /** What a pass may change that the plan reads of its member (sizes: a pass only adds to these sets or clears entries). */
+  const readBySteps = (m: MemberRuntime): string => `${m.created.size}/${m.missingNamespaces.size}/${m.prunedPools.size}`;
+
+  function runSteps(m: MemberRuntime, client: ExportClient): Promise<boolean> {
     return runMemberSteps({
       member: m.name,
       plan: plan(),
-      client: m.client,
+      client,
       controllerName: settings.name,
       now: () => rfc3339(new Date(now())),
       missingNamespaces: m.missingNamespaces,
@@ -168,6 +196,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
   }
 
   function triggerAll(): void {
+    cached = undefined;
     for (const m of members) m.loop.trigger();
   }
 
@@ -258,6 +287,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
       triggerAll();
     },
     async reconcile() {
+      cached = undefined;
       await Promise.all(members.map((m) => m.loop.reconcile()));
     },
     debug: () => record.debug(isLeader(), members.map((m) => ({ name: m.name, reachable: reachable(m), synced: m.everSynced, missingNamespaces: [...m.missingNamespaces].sort(), controllerNamePruned: [...m.prunedPools].sort() }))),

@@ -155,7 +155,21 @@ export function planExports(input: ExportPlanInput): ExportPlan {
       exporters.set(key, [...(exporters.get(key) ?? []), m.name]);
     }
   }
-  const ourEntry = (imp: InferencePoolImport | undefined) => imp?.status.controllers.find((c) => c.name === me);
+  // Our entry of each import, and the exporters it lists, looked up once per plan (the pool statuses ask for them members x pools x members times).
+  type Entry = InferencePoolImport['status']['controllers'][number];
+  const entries = new Map<InferencePoolImport, Entry | undefined>();
+  const ourEntry = (imp: InferencePoolImport | undefined): Entry | undefined => {
+    if (!imp) return undefined;
+    if (!entries.has(imp)) entries.set(imp, imp.status.controllers.find((c) => c.name === me));
+    return entries.get(imp);
+  };
+  const listedBy = new Map<InferencePoolImport, ReadonlySet<string>>();
+  const lists = (imp: InferencePoolImport | undefined, exporter: string): boolean => {
+    if (!imp) return false;
+    let names = listedBy.get(imp);
+    if (!names) listedBy.set(imp, (names = new Set((ourEntry(imp)?.exportingClusters ?? []).map((c) => c.name))));
+    return names.has(exporter);
+  };
   // What a member's pool says cannot be known (never listed, or the pool is invalid): keep what our entries record.
   const byName = new Map(members.map((m) => [m.name, m]));
   const unknown = (member: string, key: string): boolean => {
@@ -174,8 +188,18 @@ export function planExports(input: ExportPlanInput): ExportPlan {
   }
   for (const list of exporters.values()) list.sort();
 
-  const importIn = (m: MemberView, key: string): InferencePoolImport | undefined =>
-    m.imports.find((i) => keyOf(i.metadata.namespace, i.metadata.name) === key);
+  // Each member's imports by namespace/name, built once: the pool statuses ask every member for
+  // every exported pool (members x pools x members lookups per plan).
+  const importsOf = new Map<MemberView, Map<string, InferencePoolImport>>();
+  for (const m of members) {
+    const byKey = new Map<string, InferencePoolImport>();
+    for (const i of m.imports) {
+      const key = keyOf(i.metadata.namespace, i.metadata.name);
+      if (!byKey.has(key)) byKey.set(key, i);
+    }
+    importsOf.set(m, byKey);
+  }
+  const importIn = (m: MemberView, key: string): InferencePoolImport | undefined => importsOf.get(m)?.get(key);
 
   const keys = new Set<string>([...exporters.keys(), ...input.withdrawnSince.keys()]);
   for (const m of members) {
@@ -230,7 +254,7 @@ export function planExports(input: ExportPlanInput): ExportPlan {
       const mine = p.status.parents.filter(ownsPoolParent(me, namespace, name));
       const current = mine[0];
       if (value === undefined && !current) continue;
-      const behind = value === EXPORT_VALUE ? lagging(members, keyOf(namespace, name), m.name, importIn, ourEntry) : [];
+      const behind = value === EXPORT_VALUE ? lagging(members, keyOf(namespace, name), m.name, importIn, lists) : [];
       // Not known yet rather than lagging: written once that member's first list ended.
       if (behind.some((b) => b.member.starting)) continue;
       const entry = value === undefined ? undefined : poolEntry(me, p, value, behind.map((b) => `${b.member.name} (${b.why})`));
@@ -259,14 +283,13 @@ function lagging(
   key: string,
   exporter: string,
   importIn: (m: MemberView, key: string) => InferencePoolImport | undefined,
-  ourEntry: (imp: InferencePoolImport | undefined) => InferencePoolImport['status']['controllers'][number] | undefined,
+  lists: (imp: InferencePoolImport | undefined, exporter: string) => boolean,
 ): { member: MemberView; why: string }[] {
   const [namespace] = splitKey(key);
   const out: { member: MemberView; why: string }[] = [];
   for (const m of members) {
     const imp = importIn(m, key);
-    const listed = ourEntry(imp)?.exportingClusters.some((c) => c.name === exporter) ?? false;
-    if (listed) continue;
+    if (lists(imp, exporter)) continue;
     const why = m.missingNamespaces.has(namespace)
       ? `namespace ${namespace} does not exist there`
       : !m.reachable
