@@ -84,7 +84,7 @@ describe('chart: export agent', () => {
     const role = find(r, 'Role', '-export-agent-leader-election');
     expect(role.metadata.namespace).toBe('kube-system');
     expect(rulesOf(role)[1]!.resourceNames).toEqual(['agent-lease']);
-    const off = renderChart(mergeValues(AGENT_VALUES, { exportAgent: { leaderElection: { enabled: false } } }));
+    const off = renderChart(mergeValues(AGENT_VALUES, { exportAgent: { replicaCount: 1, leaderElection: { enabled: false } } }));
     expect(agentConfig(off).config.exportAgent!.leaderElection.enabled).toBe(false);
     expect(off.objects.filter((o) => o.metadata.name.endsWith('-export-agent-leader-election'))).toEqual([]);
   });
@@ -152,6 +152,23 @@ describe('chart: export agent', () => {
     expect(errors(mergeValues(AGENT_VALUES, { exportAgent: { heartbeatMs: 10 } }))).toContainEqual(expect.stringContaining('/exportAgent/heartbeatMs '));
     expect(errors(mergeValues(AGENT_VALUES, { exportAgent: { namespacePrefix: 'Member-' } }))).toContainEqual(expect.stringContaining('/exportAgent/namespacePrefix '));
     expect(errors(mergeValues(AGENT_VALUES, { exportAgent: { hub: { namespaces: ['x'] } } }))).toContainEqual(expect.stringContaining('/exportAgent/hub '));
+  });
+});
+
+describe('chart: one writer per Lease', () => {
+  it.each<[string, Obj]>([
+    ['the export agent', mergeValues(AGENT_VALUES, { exportAgent: { replicaCount: 2, leaderElection: { enabled: false } } })],
+    ['the export controller', { exportController: { enabled: true, replicaCount: 2, leaderElection: { enabled: false } } }],
+    ['the routers\' import controller', { replicaCount: 2, controller: { leaderElection: { enabled: false } } }],
+    ['the routers\' import controller under an autoscaler', { replicaCount: 1, autoscaling: { enabled: true }, controller: { leaderElection: { enabled: false } } }],
+  ])('refuses %s as several replicas without leader election', (_what, values) => {
+    expect(() => renderChart(values)).toThrow(/leaderElection\.enabled is false with more than one replica/);
+  });
+
+  it('renders one replica without leader election, and several with it', () => {
+    expect(() => renderChart(mergeValues(AGENT_VALUES, { exportAgent: { replicaCount: 1, leaderElection: { enabled: false } } }))).not.toThrow();
+    expect(() => renderChart({ replicaCount: 1, controller: { leaderElection: { enabled: false } } })).not.toThrow();
+    expect(() => renderChart({ exportController: { enabled: true, replicaCount: 3 } })).not.toThrow();
   });
 });
 

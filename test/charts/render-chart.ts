@@ -90,6 +90,7 @@ export const SPRIG_FUNCS: Record<string, Func> = {
   print: (...xs) => xs.map((x, i) => (i > 0 && typeof x !== 'string' && typeof xs[i - 1] !== 'string' ? ' ' : '') + goPrint(x)).join(''),
   printf: (f, ...xs) => printf(f, ...xs),
   int: (v) => goInt(v),
+  gt: (a, b) => goInt(a) > goInt(b),
   toString: (v: unknown) => goPrint(v),
   trunc: (n, s) => String(s).slice(0, Number(goInt(n))),
   trimSuffix: (suffix, s) => (String(s).endsWith(String(suffix)) ? String(s).slice(0, -String(suffix).length || undefined) : String(s)),

@@ -183,3 +183,14 @@ tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
+
+{{/*
+Refuses a status writer that would run as several replicas without a Lease: each would write the
+same objects and statuses against the others (argument: dict "what" <values key> "replicas"
+<count> "leaderElection" <values> "scaled" <true when an autoscaler sets the count>).
+*/}}
+{{- define "mcip-router.checkOneWriter" -}}
+{{- if and (not .leaderElection.enabled) (or .scaled (gt (int .replicas) 1)) }}
+{{- fail (printf "%s.leaderElection.enabled is false with more than one replica: every replica would write the same objects and statuses; enable leader election or run one replica" .what) }}
+{{- end }}
+{{- end }}
