@@ -22,7 +22,7 @@ import { GATEWAY, gatewayYaml, routeYaml } from '../test/e2e/clusterset.js';
 import type { BenchOptions } from './lib/args.js';
 import { FLEET_NAMESPACE, churnPools, churnSchedule, memberName, probePools, quantile, slope, steadyPools } from './lib/fleet-plan.js';
 import { PROCS } from './lib/paths.js';
-import { type BenchChild, type RouterProcess, RssSampler, forkChild, procUsage, spawnRouter } from './lib/proc.js';
+import { type BenchChild, type RouterProcess, RssSampler, forkChild, procUsage, spawnExportController, spawnRouter } from './lib/proc.js';
 import { routerMemory } from './lib/router-admin.js';
 import type { FleetPoint, FleetResults } from './lib/types.js';
 
@@ -121,7 +121,7 @@ export async function runFleet(o: BenchOptions): Promise<FleetResults> {
   const dir = mkdtempSync(join(tmpdir(), 'mcip-bench-fleet-'));
   const servers: BenchChild = await forkChild('fleet-apiservers', PROCS.fleetApiservers);
   const points: FleetPoint[] = [];
-  let visibility: FleetResults['visibility'] | undefined;
+  let visibility: Pick<FleetResults, 'visibility' | 'everywhere'> | undefined;
   let churn: FleetResults['churn'] | undefined;
   try {
     const clusterProfiles = await servers.rpc.call<Record<string, unknown>>('setup', { members: largest, pools });
@@ -138,6 +138,8 @@ export async function runFleet(o: BenchOptions): Promise<FleetResults> {
           members: { namespaces: [FLEET_NAMESPACE], eppAnswers: { destinations: { deny: [] } }, epp: { tls: { enabled: false }, health: { intervalMs: 600_000 }, metrics: { enabled: false } } },
         },
       },
+      // One export controller replica (no Lease: the local member is read from manifests).
+      exportController: { leaderElection: { enabled: false } },
       log: { level: 'info' },
     };
     const configFile = join(dir, 'router.yaml');
@@ -145,29 +147,42 @@ export async function runFleet(o: BenchOptions): Promise<FleetResults> {
     for (const members of sizes) {
       await servers.rpc.call('publish', { count: members });
       const { w, t0 } = await startRouter(configFile, o.routerNodeArgs);
+      let controller: RouterProcess | undefined;
       try {
         const want = members * pools;
         const syncedAt = await whenRoutes(w, (c) => Object.keys(c).length >= want, 120_000);
+        // The router at rest first: what its members cost it, before the controller's first writes reach it.
         await sleep(2000);
         const u0 = procUsage(w.router.pid);
         await sleep(restMs);
         const u1 = procUsage(w.router.pid);
         const mem = await routerMemory(w.router);
+        const c0 = performance.now();
+        controller = await spawnExportController(configFile, o.routerNodeArgs, 180_000);
+        await whenImports(servers, steadyPools(pools), members, 120_000);
+        await whenExported(servers, steadyPools(pools), members * pools, 180_000);
+        const controllerSyncMs = Math.round(performance.now() - c0);
+        await sleep(2000);
+        const k0 = procUsage(controller.pid);
+        await sleep(restMs);
+        const k1 = procUsage(controller.pid);
         const point: FleetPoint = {
           members,
           candidates: want,
           startupMs: Math.round(w.router.startupMs),
           syncMs: Math.round(Math.max(syncedAt - t0, w.router.startupMs)),
           rest: { cpuPct: cpuPct(u0, u1, restMs), rssMb: round(u1.rssMb), heapUsedMb: mem.heapUsedMb },
+          controller: { syncMs: controllerSyncMs, rest: { cpuPct: cpuPct(k0, k1, restMs), rssMb: round(k1.rssMb) } },
         };
         points.push(point);
         log(`fleet ${members} members (${want} candidates): serving ${point.startupMs} ms, synced ${point.syncMs} ms, at rest CPU ${point.rest.cpuPct}% RSS ${point.rest.rssMb} MiB`);
+        log(`fleet ${members} members: export controller synced (every member holds the ${pools} imports) ${controllerSyncMs} ms, at rest CPU ${point.controller.rest.cpuPct}% RSS ${point.controller.rest.rssMb} MiB`);
         if (members === largest) {
           visibility = await timeExports(servers, w, members, trials);
-          churn = await measureChurn(servers, w, members, churnMs, opsPerS);
+          churn = await measureChurn(servers, w, controller, members, churnMs, opsPerS);
         }
       } finally {
-        await w.router.stop();
+        await Promise.all([w.router.stop(), controller?.stop()]);
       }
     }
     const apiserversRssMb = round(procUsage(servers.pid).rssMb);
@@ -179,8 +194,10 @@ export async function runFleet(o: BenchOptions): Promise<FleetResults> {
       slope: {
         rssMbPerMember: round(slope(points.map((p) => [p.members, p.rest.rssMb])), 3),
         cpuPctPerMember: round(slope(points.map((p) => [p.members, p.rest.cpuPct])), 4),
+        controllerRssMbPerMember: round(slope(points.map((p) => [p.members, p.controller.rest.rssMb])), 3),
       },
-      visibility: visibility!,
+      visibility: visibility!.visibility,
+      everywhere: visibility!.everywhere,
       churn: churn!,
       apiserversRssMb,
     };
@@ -190,29 +207,62 @@ export async function runFleet(o: BenchOptions): Promise<FleetResults> {
   }
 }
 
-/** A new exported pool in one member at a time, timed until its candidate is in /debug/routes. */
-async function timeExports(servers: BenchChild, w: RouterWatch, members: number, trials: number): Promise<FleetResults['visibility']> {
-  const ms: number[] = [];
+/** Resolves once every member holds an InferencePoolImport of each name (polling the stand-ins); with the time it was first seen. */
+async function whenImports(servers: BenchChild, names: readonly string[], members: number, timeoutMs: number): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const counts = await servers.rpc.call<Record<string, number>>('importCounts', { names });
+    const at = performance.now();
+    if (names.every((n) => counts[n] === members)) return at;
+    if (at > deadline) throw new Error(`the export controller did not create the imports ${names.join(', ')} in all ${members} members within ${timeoutMs} ms: ${JSON.stringify(counts)}`);
+    await sleep(20);
+  }
+}
+
+/** Resolves once `want` of the members' pools of these names report Exported True (the controller's statuses written). */
+async function whenExported(servers: BenchChild, names: readonly string[], want: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const n = await servers.rpc.call<number>('exportedPools', { names });
+    if (n >= want) return;
+    if (performance.now() > deadline) throw new Error(`only ${n} of ${want} exported pools report Exported True after ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+const summary = (members: number, ms: number[]) => ({ members, ms, p50: quantile(ms, 0.5), max: Math.max(...ms) });
+
+/**
+ * A new exported pool in one member at a time, timed from the write until its candidate is in
+ * the router's /debug/routes, and until the export controller's InferencePoolImport is in every member.
+ */
+async function timeExports(servers: BenchChild, w: RouterWatch, members: number, trials: number): Promise<Pick<FleetResults, 'visibility' | 'everywhere'>> {
+  const router: number[] = [];
+  const everywhere: number[] = [];
   for (const [t, name] of probePools(trials).entries()) {
     const member = memberName((t * 13 + 5) % members);
     const id = `${member}/${FLEET_NAMESPACE}/${name}`;
     const t0 = performance.now();
     const seen = whenRoutes(w, (c) => id in c, 60_000);
     await servers.rpc.call('addPool', { member, name });
-    ms.push(round((await seen) - t0));
+    const [inRouter, inMembers] = await Promise.all([seen, whenImports(servers, [name], members, 60_000)]);
+    router.push(round(inRouter - t0));
+    everywhere.push(round(inMembers - t0));
     await sleep(300);
   }
-  const out = { members, ms, p50: quantile(ms, 0.5), max: Math.max(...ms) };
-  log(`fleet new export visible in the router (${members} members): p50 ${out.p50} ms, max ${out.max} ms over ${trials}`);
+  const out = { visibility: summary(members, router), everywhere: summary(members, everywhere) };
+  log(`fleet new export visible in the router (${members} members): p50 ${out.visibility.p50} ms, max ${out.visibility.max} ms over ${trials}`);
+  log(`fleet new export imported in every member (${members} members): p50 ${out.everywhere.p50} ms, max ${out.everywhere.max} ms over ${trials}`);
   return out;
 }
 
 /** Exported pools added and removed at `opsPerS` writes per second, spread over the members. */
-async function measureChurn(servers: BenchChild, w: RouterWatch, members: number, windowMs: number, opsPerS: number): Promise<FleetResults['churn']> {
+async function measureChurn(servers: BenchChild, w: RouterWatch, controller: RouterProcess, members: number, windowMs: number, opsPerS: number): Promise<FleetResults['churn']> {
   const ops = churnSchedule(members, CHURN_LIVE, Math.round((windowMs / 1000) * opsPerS));
-  const sampler = new RssSampler([w.router.pid]);
+  const sampler = new RssSampler([w.router.pid, controller.pid]);
   const snapshots0 = w.snapshots;
   const r0 = procUsage(w.router.pid);
+  const k0 = procUsage(controller.pid);
   const s0 = procUsage(servers.pid);
   sampler.start();
   const t0 = performance.now();
@@ -227,6 +277,7 @@ async function measureChurn(servers: BenchChild, w: RouterWatch, members: number
   const elapsed = performance.now() - t0;
   sampler.stop();
   const r1 = procUsage(w.router.pid);
+  const k1 = procUsage(controller.pid);
   const s1 = procUsage(servers.pid);
   const out = {
     members,
@@ -236,8 +287,9 @@ async function measureChurn(servers: BenchChild, w: RouterWatch, members: number
     cpuPct: cpuPct(r0, r1, elapsed),
     rssMaxMb: round(sampler.peak(w.router.pid)),
     snapshots: w.snapshots - snapshots0,
+    controller: { cpuPct: cpuPct(k0, k1, elapsed), rssMaxMb: round(sampler.peak(controller.pid)) },
     apiserversCpuPct: cpuPct(s0, s1, elapsed),
   };
-  log(`fleet churn ${opsPerS} pool writes/s over ${members} members: router CPU ${out.cpuPct}%, RSS max ${out.rssMaxMb} MiB, ${out.snapshots} snapshots`);
+  log(`fleet churn ${opsPerS} pool writes/s over ${members} members: router CPU ${out.cpuPct}%, RSS max ${out.rssMaxMb} MiB, ${out.snapshots} snapshots; export controller CPU ${out.controller.cpuPct}%, RSS max ${out.controller.rssMaxMb} MiB`);
   return out;
 }

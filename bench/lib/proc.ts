@@ -126,8 +126,18 @@ export interface RouterProcess {
 
 /** Starts the compiled router (`node dist/src/main.js --config FILE`) and waits until it serves. */
 export function spawnRouter(configFile: string, nodeFlags: readonly string[] = [], timeoutMs = 60_000, env: Record<string, string> = {}): Promise<RouterProcess> {
+  return spawnCli([], 'mcip-router serving', configFile, nodeFlags, timeoutMs, env);
+}
+
+/** Starts the compiled export controller (`--export-controller --config FILE`) and waits until it runs. */
+export function spawnExportController(configFile: string, nodeFlags: readonly string[] = [], timeoutMs = 60_000): Promise<RouterProcess> {
+  return spawnCli(['--export-controller'], 'mcip-router export controller running', configFile, nodeFlags, timeoutMs, {});
+}
+
+/** The compiled CLI with `mode` flags; resolves at the log line `ready` (its admin address, and extProc if it logs one). */
+function spawnCli(mode: readonly string[], ready: string, configFile: string, nodeFlags: readonly string[], timeoutMs: number, env: Record<string, string>): Promise<RouterProcess> {
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeFlags, ROUTER_MAIN, '--config', configFile], {
+  const child = spawn(process.execPath, [...nodeFlags, ROUTER_MAIN, ...mode, '--config', configFile], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -157,15 +167,15 @@ export function spawnRouter(configFile: string, nodeFlags: readonly string[] = [
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`router did not start within ${timeoutMs} ms\n${stderr}`));
+      reject(new Error(`${[ROUTER_MAIN, ...mode].join(' ')} did not start within ${timeoutMs} ms\n${stderr}`));
     }, timeoutMs);
     const onExit = (code: number | null): void => {
       clearTimeout(timer);
-      reject(new Error(`router exited with ${code} before serving\n${stderr}`));
+      reject(new Error(`${[ROUTER_MAIN, ...mode].join(' ')} exited with ${code} before "${ready}"\n${stderr}`));
     };
     child.once('exit', onExit);
     const serving = (entry: Record<string, unknown>, at: number): void => {
-      if (entry.msg !== 'mcip-router serving') return;
+      if (entry.msg !== ready) return;
       listeners.delete(serving);
       clearTimeout(timer);
       child.off('exit', onExit);

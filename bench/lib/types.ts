@@ -320,12 +320,16 @@ export interface FleetPoint {
   readonly syncMs: number;
   /** The router at rest (no change anywhere) over `restS` seconds once synced. */
   readonly rest: { readonly cpuPct: number; readonly rssMb: number; readonly heapUsedMb: number };
+  /** The export controller (its own process, started once the router synced): to every member holding every steady import and every exported pool reporting Exported True, then at rest in the same window. */
+  readonly controller: { readonly syncMs: number; readonly rest: { readonly cpuPct: number; readonly rssMb: number } };
 }
 
 /** Least-squares line through the points' (members, value): what one more member costs. */
 export interface FleetSlope {
   readonly rssMbPerMember: number;
   readonly cpuPctPerMember: number;
+  /** The export controller's RSS per member. */
+  readonly controllerRssMbPerMember: number;
 }
 
 export interface FleetChurn {
@@ -337,8 +341,17 @@ export interface FleetChurn {
   readonly rssMaxMb: number;
   /** Snapshots the router built during the window. */
   readonly snapshots: number;
+  /** The export controller over the same window (it writes every member's imports). */
+  readonly controller: { readonly cpuPct: number; readonly rssMaxMb: number };
   /** The API server stand-ins' process over the same window (the other side of every watch). */
   readonly apiserversCpuPct: number;
+}
+
+export interface FleetVisibility {
+  readonly members: number;
+  readonly ms: readonly number[];
+  readonly p50: number;
+  readonly max: number;
 }
 
 export interface FleetResults {
@@ -347,7 +360,9 @@ export interface FleetResults {
   readonly points: readonly FleetPoint[];
   readonly slope: FleetSlope;
   /** At the largest size: a new exported pool (and its EPP Service) written to one member -> its candidate in /debug/routes. */
-  readonly visibility: { readonly members: number; readonly ms: readonly number[]; readonly p50: number; readonly max: number };
+  readonly visibility: FleetVisibility;
+  /** The same writes, until the export controller's InferencePoolImport of the pool is in every member. */
+  readonly everywhere: FleetVisibility;
   readonly churn: FleetChurn & { readonly members: number };
   /** RSS of the process serving the hub and every member stand-in, at the end. */
   readonly apiserversRssMb: number;

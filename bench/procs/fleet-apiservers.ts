@@ -71,6 +71,23 @@ serveRpc(
       s.delete('services', FLEET_NAMESPACE, `${a.name}-epp`);
       return true;
     },
+    /** Per pool name: how many members hold the InferencePoolImport of that name (the export controller's work). */
+    importCounts(a: { names: string[] }) {
+      const counts: Record<string, number> = {};
+      for (const name of a.names) counts[name] = [...fleet.members.values()].filter((m) => m.get('inferencepoolimports', FLEET_NAMESPACE, name)).length;
+      return counts;
+    },
+    /** How many of the members' pools of these names report Exported True in a status.parents[] entry (the export controller's last write). */
+    exportedPools(a: { names: string[] }) {
+      let n = 0;
+      for (const m of fleet.members.values()) {
+        for (const name of a.names) {
+          const parents = ((m.get('inferencepools', FLEET_NAMESPACE, name)?.status as { parents?: { conditions?: { type: string; status: string }[] }[] } | undefined)?.parents ?? []);
+          if (parents.some((p) => p.conditions?.some((c) => c.type === 'Exported' && c.status === 'True'))) n++;
+        }
+      }
+      return n;
+    },
     /** Connections the router opened to the members' EPP stand-ins so far. */
     eppConnections() {
       return epps.connections;

@@ -12,17 +12,25 @@ import type { BenchResults, FleetResults } from '../../bench/lib/types.js';
 import { fleetSection } from '../../bench/report/fleet.js';
 import { renderFleetMarkdown, renderMarkdown } from '../../bench/report/markdown.js';
 
-function results(o: { visibleMax?: number; rss?: readonly number[]; members?: readonly number[] } = {}): FleetResults {
+function results(o: { visibleMax?: number; everywhereMax?: number; rss?: readonly number[]; members?: readonly number[] } = {}): FleetResults {
   const members = o.members ?? [10, 25, 50];
   const rss = o.rss ?? [150, 165, 190];
   const largest = members.at(-1)!;
   return {
     poolsPerMember: 10,
     restS: 10,
-    points: members.map((m, i) => ({ members: m, candidates: m * 10, startupMs: 900 + m, syncMs: 1000 + m, rest: { cpuPct: 0.5 + m / 100, rssMb: rss[i]!, heapUsedMb: 60 + m / 10 } })),
-    slope: { rssMbPerMember: slope(members.map((m, i) => [m, rss[i]!])), cpuPctPerMember: 0.01 },
+    points: members.map((m, i) => ({
+      members: m,
+      candidates: m * 10,
+      startupMs: 900 + m,
+      syncMs: 1000 + m,
+      rest: { cpuPct: 0.5 + m / 100, rssMb: rss[i]!, heapUsedMb: 60 + m / 10 },
+      controller: { syncMs: 2000 + m, rest: { cpuPct: 0.2, rssMb: 100 + m } },
+    })),
+    slope: { rssMbPerMember: slope(members.map((m, i) => [m, rss[i]!])), cpuPctPerMember: 0.01, controllerRssMbPerMember: 1 },
     visibility: { members: largest, ms: [120, 140, o.visibleMax ?? 230], p50: 140, max: o.visibleMax ?? 230 },
-    churn: { members: largest, opsPerS: 5, windowS: 20, ops: 100, cpuPct: 16.6, rssMaxMb: 289.2, snapshots: 87, apiserversCpuPct: 2.6 },
+    everywhere: { members: largest, ms: [300, 410, o.everywhereMax ?? 520], p50: 410, max: o.everywhereMax ?? 520 },
+    churn: { members: largest, opsPerS: 5, windowS: 20, ops: 100, cpuPct: 16.6, rssMaxMb: 289.2, snapshots: 87, controller: { cpuPct: 21.5, rssMaxMb: 180.4 }, apiserversCpuPct: 2.6 },
     apiserversRssMb: 174,
   };
 }
@@ -77,18 +85,21 @@ describe('fleet plan', () => {
 });
 
 describe('fleet budget', () => {
-  it('passes an export visible within 5 s at 50 members and RSS growing < 2 MB per member', () => {
+  it('passes an export visible within 5 s at 50 members, in the router and in every member, and RSS growing < 2 MB per member', () => {
     const lines = fleetBudget(results());
-    expect(lines.map((l) => l.pass)).toEqual([true, true]);
+    expect(lines.map((l) => l.pass)).toEqual([true, true, true]);
     expect(lines[0]!.measured).toBe('0.23 s worst of 3 (p50 0.14 s)');
-    expect(lines[1]!.measured).toBe('1.05 MB (1.00 MiB) per member');
+    expect(lines[1]!.item).toMatch(/export controller's InferencePoolImport in all 50/);
+    expect(lines[1]!.measured).toBe('0.52 s worst of 3 (p50 0.41 s)');
+    expect(lines[2]!.measured).toBe('1.05 MB (1.00 MiB) per member');
   });
 
   it('misses a slow export, a run below 50 members, and RSS growing 2 MB per member or more', () => {
     expect(fleetBudget(results({ visibleMax: 5001 }))[0]!.pass).toBe(false);
+    expect(fleetBudget(results({ everywhereMax: 5001 })).map((l) => l.pass)).toEqual([true, false, true]);
     expect(fleetBudget(results({ members: [5, 10, 25] }))[0]!.pass).toBe(false);
     // 1.91 MiB = 2.0 MB per member.
-    const heavy = fleetBudget(results({ rss: [150, 150 + 15 * 1.91, 150 + 40 * 1.91] }))[1]!;
+    const heavy = fleetBudget(results({ rss: [150, 150 + 15 * 1.91, 150 + 40 * 1.91] }))[2]!;
     expect([heavy.pass, heavy.measured]).toEqual([false, '2.00 MB (1.91 MiB) per member']);
   });
 
@@ -97,8 +108,8 @@ describe('fleet budget', () => {
     const noCp = { build: [], picker: [], reload: [] };
     expect(checkBudget({ dataPath: empty, controlPlane: noCp, fleet: results() }).map((l) => l.item)).toEqual(fleetBudget(results()).map((l) => l.item));
     const withCp = checkBudget({ dataPath: empty, controlPlane: { ...noCp, build: [{ routes: 1 } as never] }, fleet: results() });
-    expect(withCp.length).toBeGreaterThan(2);
-    expect(withCp.slice(-2)).toEqual(fleetBudget(results()));
+    expect(withCp.length).toBeGreaterThan(3);
+    expect(withCp.slice(-3)).toEqual(fleetBudget(results()));
   });
 });
 
@@ -110,10 +121,12 @@ describe('fleet report', () => {
 
   it('the section tables each size and states the slope, the export times and the churn', () => {
     const md = fleetSection(results()).join('\n');
-    expect(md).toContain('| 50 | 500 | 950 | 1050 | 1.00 | 190.0 | 65.0 |');
-    expect(md).toContain('RSS 1.00 MiB (1.05 MB), CPU at rest 0.010% of a core');
+    expect(md).toContain('| 50 | 500 | 950 | 1050 | 1.00 | 190.0 | 65.0 | 2050 | 0.20 | 150.0 |');
+    expect(md).toContain("RSS 1.00 MiB (1.05 MB), CPU at rest 0.010% of a core; the export controller's RSS 1.00 MiB");
     expect(md).toContain('p50 140 ms, worst 230 ms of 3 (120, 140, 230 ms)');
-    expect(md).toContain('100 writes over 20.0 s: router CPU 16.6% of a core, RSS peak 289.2 MiB, 87 snapshots built');
+    expect(md).toContain('in every one of the 50 members');
+    expect(md).toContain('p50 410 ms, worst 520 ms (300, 410, 520 ms)');
+    expect(md).toContain('100 writes over 20.0 s: router CPU 16.6% of a core, RSS peak 289.2 MiB, 87 snapshots built; the export controller 21.5% (RSS peak 180.4 MiB)');
   });
 
   it('a fleet-only summary has the head, the budget and the fleet section; a full summary ends with it', () => {
@@ -126,12 +139,17 @@ describe('fleet report', () => {
     expect(() => renderFleetMarkdown({ ...r, fleet: undefined } as BenchResults)).toThrow(/no fleet results/);
   });
 
-  it('renders a results file of today into the committed summary', async () => {
+  it('renders the newest committed results with a fleet cell into their committed summary', async () => {
     const { readFileSync, readdirSync } = await import('node:fs');
     const dir = new URL('../../bench/results/', import.meta.url);
-    const file = readdirSync(dir).filter((f) => f.endsWith('-fleet.json')).sort().at(-1)!;
+    // Dated runs only (latest.* copies the newest full run), fleet-only or full, newest first by name.
+    const dated = readdirSync(dir).filter((f) => /^\d{4}-\d{2}-\d{2}-\d{6}(-fleet)?\.json$/.test(f)).sort().reverse();
+    const file = dated.find((f) => (JSON.parse(readFileSync(new URL(f, dir), 'utf8')) as BenchResults).fleet !== undefined)!;
     const r = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as BenchResults;
-    expect(readFileSync(new URL(file.replace(/\.json$/, '.md'), dir), 'utf8')).toBe(renderFleetMarkdown(r) + '\n');
+    const stem = file.replace(/\.json$/, '');
+    const md = file.endsWith('-fleet.json') ? renderFleetMarkdown(r) : renderMarkdown(r, { svg: `${stem}.svg`, cpSvg: `${stem}-control-plane.svg` });
+    expect(r.fleet!.points[0]!.controller).toBeDefined();
+    expect(readFileSync(new URL(`${stem}.md`, dir), 'utf8')).toBe(md + '\n');
   });
 
   it('the summary of a full run carries the fleet section after the control plane', async () => {

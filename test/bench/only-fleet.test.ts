@@ -35,15 +35,22 @@ it('measures a router taking 1 and then 2 members from ClusterProfiles, a new ex
   for (const p of f.points) {
     expect(p.syncMs).toBeGreaterThanOrEqual(p.startupMs);
     expect(p.rest.rssMb).toBeGreaterThan(0);
+    // The export controller beside the router: it reached every member's imports and statuses, then was measured.
+    expect(p.controller.syncMs).toBeGreaterThan(0);
+    expect(p.controller.rest.rssMb).toBeGreaterThan(0);
   }
   expect(Number.isFinite(f.slope.rssMbPerMember)).toBe(true);
   expect(f.visibility.members).toBe(2);
   expect(f.visibility.ms).toHaveLength(3);
   for (const ms of f.visibility.ms) expect(ms).toBeGreaterThan(0);
+  expect(f.everywhere.ms).toHaveLength(3);
+  for (const ms of f.everywhere.ms) expect(ms).toBeGreaterThan(0);
   expect([f.churn.members, f.churn.ops]).toEqual([2, 10]);
   expect(f.churn.snapshots).toBeGreaterThan(0);
+  expect(f.churn.controller.cpuPct).toBeGreaterThan(0);
   expect(results.budget.map((b) => b.item)).toEqual([
     'new export visible in the router (pool written to one member -> candidate in /debug/routes), 2 members',
+    "new export in every member (pool written to one member -> the export controller's InferencePoolImport in all 2)",
     'router RSS per member at rest (slope over 1, 2 members, 2 pools each)',
   ]);
   expect(results.dataPath.cells).toEqual([]);
