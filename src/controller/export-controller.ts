@@ -235,6 +235,8 @@ export async function startExportController(o: ExportControllerOptions): Promise
     };
     members.push(rt);
     members.sort((a, b) => a.name.localeCompare(b.name));
+    // A new member (still starting) changes what every plan says: no pass reuses one made without it.
+    cached = undefined;
     started
       .catch((err: unknown) => {
         // The source keeps retrying in the background; its part waits until it answers.
@@ -280,6 +282,7 @@ export async function startExportController(o: ExportControllerOptions): Promise
       const m = find(name);
       if (!m) return;
       members.splice(members.indexOf(m), 1);
+      cached = undefined;
       record.memberError(name, undefined);
       await m.loop.stop();
       if (m.ownsSource) await m.source.stop();

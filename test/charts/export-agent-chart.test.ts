@@ -165,6 +165,14 @@ describe('chart: one writer per Lease', () => {
     expect(() => renderChart(values)).toThrow(/leaderElection\.enabled is false with more than one replica/);
   });
 
+  it('without leader election, replaces its one pod by Recreate (no rollout overlap); with it, rolls', () => {
+    const strategy = (values: Obj, suffix: string): unknown => (find(renderChart(values), 'Deployment', suffix) as K8sObject & { spec: { strategy?: unknown } }).spec.strategy;
+    expect(strategy(mergeValues(AGENT_VALUES, { exportAgent: { replicaCount: 1, leaderElection: { enabled: false } } }), '-export-agent')).toEqual({ type: 'Recreate' });
+    expect(strategy({ exportController: { enabled: true, replicaCount: 1, leaderElection: { enabled: false } } }, '-export-controller')).toEqual({ type: 'Recreate' });
+    expect(strategy(AGENT_VALUES, '-export-agent')).toBeUndefined();
+    expect(strategy({ exportController: { enabled: true } }, '-export-controller')).toBeUndefined();
+  });
+
   it('renders one replica without leader election, and several with it', () => {
     expect(() => renderChart(mergeValues(AGENT_VALUES, { exportAgent: { replicaCount: 1, leaderElection: { enabled: false } } }))).not.toThrow();
     expect(() => renderChart({ replicaCount: 1, controller: { leaderElection: { enabled: false } } })).not.toThrow();

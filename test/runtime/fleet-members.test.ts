@@ -250,6 +250,21 @@ describe('FleetMembers', () => {
     expect(members.get('h-3')!.requests).toHaveLength(0);
   });
 
+  it('a member removed while it holds the start slot gives the slot up at once', async () => {
+    await startFleet({ members: { startConcurrency: 1, requestTimeoutMs: 20_000 } });
+    // h-1's lists go unanswered: it would hold the one slot until the initial sync gives up (5 s).
+    await member('h-1');
+    members.get('h-1')!.hang((r) => r.method === 'GET' && !r.watch);
+    hub.create('clusterprofiles', profileFor('h-1'));
+    await eventually(() => expect(members.get('h-1')!.requests.length).toBeGreaterThan(0), 5_000);
+    await member('next');
+    hub.create('clusterprofiles', profileFor('next'));
+    hub.delete('clusterprofiles', 'fleet-system', 'h-1');
+    await eventually(() => expect(rec.removed).toEqual(['h-1']), 3_000);
+    // Well inside the 5 s h-1's start would otherwise have held the slot.
+    await eventually(() => expect(rec.pools('next')).toEqual(['next-pool']), 3_000);
+  });
+
   it('reads ClusterProfiles in the configured version', async () => {
     await member('cluster-a');
     hub.create('clusterprofiles', profileFor('cluster-a'));

@@ -9,7 +9,9 @@
  * Agent for as long as the kubeconfig's TLS material (read again for every
  * request, as client-node does: a rotated certificate file takes effect) and
  * proxy stay the same, so requests reuse idle keep-alive connections; on a
- * change a new Agent is made and the old one closes once its requests ended.
+ * change a new Agent is made, and the old one is dropped, not closed: a request
+ * that took it just before may still dispatch on it, and its idle connections
+ * end on undici's keep-alive timeout (its watches on their own bounds).
  *
  * Kubeconfigs whose user runs a credential plugin (exec, or an auth-provider
  * other than a token file) may get a client certificate from it: for those,
@@ -18,6 +20,7 @@
 import { createHash } from 'node:crypto';
 import type { AgentOptions } from 'node:https';
 import { bufferFromFileOrString, type KubeConfig } from '@kubernetes/client-node';
+import { credentialPlugin } from './credential-plugin.js';
 import { Agent, type Dispatcher, ProxyAgent } from 'undici';
 
 export class DispatcherCache {
@@ -28,8 +31,7 @@ export class DispatcherCache {
     const cluster = kc.getCurrentCluster();
     const user = kc.getCurrentUser();
     if (!cluster || !user || !cluster.server.startsWith('https:')) return undefined;
-    const provider = user.authProvider as { name?: unknown } | undefined;
-    if (user.exec || (provider && provider.name !== 'tokenFile')) return undefined;
+    if (credentialPlugin(kc) !== undefined) return undefined;
     // The TLS settings client-node derives from the same kubeconfig for every request.
     const tls: AgentOptions = {};
     const ca = bufferFromFileOrString(cluster.caFile, cluster.caData);
@@ -45,18 +47,8 @@ export class DispatcherCache {
     const id = fingerprint(o);
     if (this.current?.key === id) return this.current.dispatcher;
     const dispatcher = o.type === 'agent' ? new Agent({ connect: o.connect }) : new ProxyAgent({ uri: o.uri, requestTls: o.requestTls, connect: o.connect });
-    const old = this.current;
     this.current = { key: id, dispatcher };
-    // Open watches on the old Agent end on their own bounds; close() waits for them, new requests go to the new one.
-    void old?.dispatcher.close().catch(() => undefined);
     return dispatcher;
-  }
-
-  /** Closes the kept dispatcher (idle connections at once, busy ones when their requests end). */
-  async close(): Promise<void> {
-    const c = this.current;
-    this.current = undefined;
-    await c?.dispatcher.close().catch(() => undefined);
   }
 }
 

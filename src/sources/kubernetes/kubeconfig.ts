@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { kubernetesSourceSchema, type KubernetesSourceInput } from '../../config/schema.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { BoundedKubeConfig } from './api-access.js';
+import { credentialPlugin } from './credential-plugin.js';
+
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -71,18 +73,6 @@ export function loadKubeConfig(input: KubernetesSourceInput, context: KubeConfig
     context.warn?.(`${member}the kubeconfig sets insecure-skip-tls-verify: the API server's certificate is not verified`);
   }
   return kc;
-}
-
-/** The credential plugin of the current user ("an exec plugin (cmd)", "the auth-provider gcp"), if any. */
-export function credentialPlugin(kc: KubeConfig): string | undefined {
-  const user = kc.getCurrentUser();
-  if (!user) return undefined;
-  const exec = user.exec as { command?: unknown } | undefined;
-  if (exec) return `an exec plugin (${typeof exec.command === 'string' ? exec.command : 'no command'})`;
-  const provider = user.authProvider as { name?: unknown } | undefined;
-  // client-node's own in-cluster user reads the service-account token file: no command.
-  if (provider && provider.name !== 'tokenFile') return `the auth-provider ${String(provider.name ?? '(unnamed)')}`;
-  return undefined;
 }
 
 /** Where a member's own bearer token comes from: a static token or a token file (in-cluster). */

@@ -80,6 +80,8 @@ export class KubernetesSource implements ObjectSource {
   private revision = 0;
   private startDone = false;
   private stopped = false;
+  /** Settles start() at once when the source is stopped during its first lists (a fleet's start slot is then free). */
+  private wakeOnStop: (() => void) | undefined;
   /** reason -> the message last reported for it (reported again only when it changes). */
   private readonly reported = new Map<string, string>();
 
@@ -148,8 +150,10 @@ export class KubernetesSource implements ObjectSource {
     await Promise.race([
       Promise.all(this.informers.map((i) => i.firstOutcome())),
       new Promise<void>((r) => (timer = setTimeout(r, this.o.initialSyncTimeoutMs))),
+      new Promise<void>((r) => (this.wakeOnStop = r)),
     ]);
     clearTimeout(timer);
+    this.wakeOnStop = undefined;
     if (this.stopped) return;
     this.startDone = true;
     this.coalescer.cancel();
@@ -165,6 +169,7 @@ export class KubernetesSource implements ObjectSource {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.wakeOnStop?.();
     this.coalescer.cancel();
     for (const i of this.informers) i.stop();
   }

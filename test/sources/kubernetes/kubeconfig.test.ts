@@ -42,6 +42,11 @@ describe('loadKubeConfig', () => {
     expect(() => loadKubeConfig({ kubeconfig: path, namespaces: [] })).toThrow(/auth-provider gcp.*allowExecPlugins/);
   });
 
+  it('refuses an exec command inside an auth-provider whatever the provider is called (client-node runs config.exec of any provider)', () => {
+    const path = kubeconfig('provider-exec', { 'auth-provider': { name: 'tokenFile', config: { exec: { command: '/usr/local/bin/fetch-token' } } } });
+    expect(() => loadKubeConfig({ kubeconfig: path, namespaces: [] })).toThrow(/exec plugin \(\/usr\/local\/bin\/fetch-token\) in the auth-provider tokenFile.*allowExecPlugins/);
+  });
+
   it('accepts a static token (the scrape token of the member) and warns about insecure-skip-tls-verify', () => {
     const path = kubeconfig('token', { token: 'abc' }, { 'insecure-skip-tls-verify': true });
     const warnings: string[] = [];
