@@ -207,27 +207,38 @@ export async function runFleet(o: BenchOptions): Promise<FleetResults> {
   }
 }
 
-/** Resolves once every member holds an InferencePoolImport of each name (polling the stand-ins); with the time it was first seen. */
-async function whenImports(servers: BenchChild, names: readonly string[], members: number, timeoutMs: number): Promise<number> {
+/** Polls the stand-ins every `everyMs` until `done` holds for what `read` returned; resolves with when it did (rejects past `timeoutMs`, with `why`). */
+async function pollStandIns<T>(read: () => Promise<T>, done: (v: T) => boolean, everyMs: number, timeoutMs: number, why: (v: T) => string): Promise<number> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const counts = await servers.rpc.call<Record<string, number>>('importCounts', { names });
+    const v = await read();
     const at = performance.now();
-    if (names.every((n) => counts[n] === members)) return at;
-    if (at > deadline) throw new Error(`the export controller did not create the imports ${names.join(', ')} in all ${members} members within ${timeoutMs} ms: ${JSON.stringify(counts)}`);
-    await sleep(20);
+    if (done(v)) return at;
+    if (at > deadline) throw new Error(why(v));
+    await sleep(everyMs);
   }
 }
 
+/** Resolves once every member holds an InferencePoolImport of each name; with the time it was first seen. */
+function whenImports(servers: BenchChild, names: readonly string[], members: number, timeoutMs: number): Promise<number> {
+  return pollStandIns(
+    () => servers.rpc.call<Record<string, number>>('importCounts', { names }),
+    (counts) => names.every((n) => counts[n] === members),
+    20,
+    timeoutMs,
+    (counts) => `the export controller did not create the imports ${names.join(', ')} in all ${members} members within ${timeoutMs} ms: ${JSON.stringify(counts)}`,
+  );
+}
+
 /** Resolves once `want` of the members' pools of these names report Exported True (the controller's statuses written). */
-async function whenExported(servers: BenchChild, names: readonly string[], want: number, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const n = await servers.rpc.call<number>('exportedPools', { names });
-    if (n >= want) return;
-    if (performance.now() > deadline) throw new Error(`only ${n} of ${want} exported pools report Exported True after ${timeoutMs} ms`);
-    await sleep(100);
-  }
+function whenExported(servers: BenchChild, names: readonly string[], want: number, timeoutMs: number): Promise<number> {
+  return pollStandIns(
+    () => servers.rpc.call<number>('exportedPools', { names }),
+    (n) => n >= want,
+    100,
+    timeoutMs,
+    (n) => `only ${n} of ${want} exported pools report Exported True after ${timeoutMs} ms`,
+  );
 }
 
 const summary = (members: number, ms: number[]) => ({ members, ms, p50: quantile(ms, 0.5), max: Math.max(...ms) });

@@ -88,10 +88,6 @@ serveRpc(
       }
       return n;
     },
-    /** Connections the router opened to the members' EPP stand-ins so far. */
-    eppConnections() {
-      return epps.connections;
-    },
     /** Closes every stand-in and removes the CA and the fleet's files. */
     async close() {
       await fleet.close();
